@@ -1,0 +1,64 @@
+// Link width and speed (IBA vol. 2 / PortInfo LinkWidthActive, LinkSpeedActive) and the data rate
+// and serialisation times that follow from them.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace ibemu::link {
+
+// Virtual time is integer picoseconds everywhere (STYLE.md).
+using SimTime = int64_t;
+constexpr SimTime kPsPerNs = 1000;
+constexpr SimTime kPsPerUs = 1000 * kPsPerNs;
+constexpr SimTime kPsPerMs = 1000 * kPsPerUs;
+constexpr SimTime kPsPerSec = 1000 * kPsPerMs;
+
+enum class Width : uint8_t { k1x = 1, k4x = 4, k8x = 8, k12x = 12 };
+enum class Speed : uint8_t { kSDR, kDDR, kQDR, kFDR, kEDR, kHDR, kNDR };
+
+struct SpeedInfo {
+  const char* name;
+  int64_t lane_baud;  // signalling rate of one lane, symbols (bits) per second
+  int enc_data;       // line code: enc_data payload bits per enc_total line bits
+  int enc_total;
+};
+
+const SpeedInfo& Info(Speed s);
+std::optional<Speed> ParseSpeed(std::string_view name);
+std::optional<Width> ParseWidth(std::string_view name);  // "4x", "4X" or "4"
+std::string ToString(Width w);
+
+// A link's rate as the exact rational lane_baud * lanes * enc_data / enc_total bits per second,
+// so FDR's 64b/66b rate is not rounded before it is turned into picoseconds.
+class LinkRate {
+ public:
+  LinkRate() = default;
+  LinkRate(Width w, Speed s) : width_(w), speed_(s) {}
+
+  Width width() const { return width_; }
+  Speed speed() const { return speed_; }
+  // Data rate in bits per second, rounded down; for printing and for ratios in results.
+  int64_t data_bps() const;
+  // Time to put `bytes` on the wire, rounded up to a whole picosecond.
+  SimTime SerializationTime(int64_t bytes) const;
+  std::string ToString() const;
+
+ private:
+  Width width_ = Width::k4x;
+  Speed speed_ = Speed::kQDR;
+};
+
+// A rate cap that is not a link (the host's PCIe/DMA path): bits per second.
+struct ByteRate {
+  int64_t bps = 0;  // 0 means unlimited
+  SimTime Time(int64_t bytes) const;
+};
+
+// Signal propagation in copper and fibre is about 5 ns per metre.
+constexpr SimTime PropagationDelay(double metres) {
+  return static_cast<SimTime>(metres * 5.0 * kPsPerNs + 0.5);
+}
+
+}  // namespace ibemu::link

@@ -1,0 +1,128 @@
+// ibemu: the launcher. `ibemu run scenario.yaml` builds the fabric, runs it in virtual time and
+// writes results; the other subcommands check inputs and list what can be chosen.
+#include <CLI/CLI.hpp>
+#include <filesystem>
+#include <iostream>
+
+#include "emulator/fabric/runner.h"
+#include "emulator/policy/builtin.h"
+#include "emulator/policy/input_arbiter.h"
+#include "emulator/policy/input_queuing.h"
+#include "emulator/policy/vl_arbiter.h"
+#include "emulator/results/report.h"
+#include "emulator/routing/routing_engine.h"
+#include "emulator/scenario/scenario.h"
+#include "emulator/topology/ibnetdiscover_parser.h"
+
+namespace {
+
+using namespace ibemu;
+
+template <typename Reg>
+void ListPolicies(const char* kind, const Reg& reg) {
+  std::cout << kind << ":\n";
+  for (const auto* e : reg.List())
+    std::cout << "  " << std::left << std::setw(20) << e->name << e->description << "\n";
+}
+
+int Run(const std::string& file, const std::string& out_override, uint64_t seed, bool seed_set,
+        const std::string& duration, const std::string& pcap, bool quiet, bool no_plot) {
+  scenario::Scenario s = scenario::LoadScenario(file);
+  if (seed_set) s.seed = seed;
+  if (!duration.empty()) {
+    link::SimTime d;
+    if (!scenario::ParseDuration(duration, &d) || d <= 0)
+      throw scenario::ScenarioError("--duration: '" + duration + "' is not a duration");
+    s.duration = d;
+    if (s.measure_to > d) s.measure_to = d;
+    if (s.measure_from >= s.measure_to) s.measure_from = 0;
+  }
+  if (!pcap.empty()) s.pcap = pcap;
+  if (no_plot) s.plot = false;
+  std::string dir = !out_override.empty() ? out_override
+                    : !s.out_dir.empty()  ? s.out_dir
+                                          : "results/" + s.name;
+  if (!quiet)
+    std::cerr << "ibemu: " << s.name << ": " << s.topo.nodes.size() << " nodes, "
+              << s.topo.cables.size() << " cables from " << s.topology_source << "; routing "
+              << s.routing << ", " << s.queuing << ", " << s.data_vls << " data VL(s), seed "
+              << s.seed << "\n";
+  fabric::RunOptions o;
+  o.progress = !quiet;
+  fabric::RunResult r = fabric::RunEmbedded(s, o);
+  results::PrintTable(s, r, std::cout);
+  auto files = results::WriteOutputs(s, r, dir, std::cerr);
+  if (!s.pcap.empty()) std::cout << "capture " << s.pcap << " (" << r.pcap_packets << " packets)\n";
+  std::cout << "results in " << dir << "/ (";
+  for (size_t i = 0; i < files.size(); ++i)
+    std::cout << (i ? ", " : "") << std::filesystem::path(files[i]).filename().string();
+  std::cout << ")\n";
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  policy::RegisterBuiltins();
+  CLI::App app{
+      "ibemu: an InfiniBand fabric emulator. Switches and HCAs exchange real IB packets (LRH/BTH)\n"
+      "with virtual lanes, SL2VL, VL arbitration and credit flow control in deterministic\n"
+      "virtual time."};
+  app.require_subcommand(1);
+  app.footer(
+      "Examples:\n  ibemu run configs/scenarios/testbed-scenario1.yaml\n"
+      "  ibemu validate configs/scenarios/fig2_4.yaml\n  ibemu policies");
+
+  std::string file, out, duration, pcap;
+  uint64_t seed = 1;
+  bool quiet = false, no_plot = false;
+  CLI::App* run =
+      app.add_subcommand("run", "run a scenario and write results (table, CSV, JSON, plot)");
+  run->add_option("scenario", file, "scenario YAML file")->required()->check(CLI::ExistingFile);
+  run->add_option("-o,--out", out, "results directory (default: results/<scenario name>)");
+  CLI::Option* seed_opt = run->add_option("--seed", seed, "override the scenario's seed");
+  run->add_option("--duration", duration, "override run.duration (e.g. 2ms, 1s)");
+  run->add_option("--pcap", pcap, "write a capture (pcap, ERF/InfiniBand records) to this file");
+  run->add_flag("-q,--quiet", quiet, "no progress or banner on stderr");
+  run->add_flag("--no-plot", no_plot, "skip the PNG plot");
+
+  std::string vfile;
+  CLI::App* validate =
+      app.add_subcommand("validate", "check a scenario (and its topology) without running it");
+  validate->add_option("scenario", vfile, "scenario YAML file")->required();
+
+  std::string tfile;
+  CLI::App* topo =
+      app.add_subcommand("topology", "parse an ibnetdiscover-format file and print it back");
+  topo->add_option("file", tfile, "topology file")->required();
+
+  CLI::App* pol = app.add_subcommand("policies", "list the pluggable policies by name");
+
+  CLI11_PARSE(app, argc, argv);
+  try {
+    if (*run) return Run(file, out, seed, seed_opt->count() > 0, duration, pcap, quiet, no_plot);
+    if (*validate) {
+      scenario::Scenario s = scenario::LoadScenario(vfile);
+      std::cout << vfile << ": ok (" << s.topo.nodes.size() << " nodes, " << s.topo.cables.size()
+                << " cables, " << s.flows.size() << " traffic entries)\n";
+      return 0;
+    }
+    if (*topo) {
+      auto t = topology::ParseIbnetdiscoverFile(tfile, {link::Width::k4x, link::Speed::kQDR});
+      topology::WriteIbnetdiscover(t, std::cout);
+      return 0;
+    }
+    if (*pol) {
+      ListPolicies("VL arbitration (fabric.vlarb.policy)", policy::VlArbiterRegistry::Get());
+      ListPolicies("crossbar arbitration (fabric.switch.xbar)",
+                   policy::InputArbiterRegistry::Get());
+      ListPolicies("input queuing (fabric.switch.queuing)", policy::InputQueuingRegistry::Get());
+      ListPolicies("routing (fabric.routing)", routing::RoutingRegistry::Get());
+      return 0;
+    }
+  } catch (const std::exception& e) {
+    std::cerr << "ibemu: error: " << e.what() << "\n";
+    return 2;
+  }
+  return 0;
+}

@@ -1,0 +1,40 @@
+// A discrete event. Events are ordered by (time, target LP, source LP, source sequence): every key
+// is independent of how LPs are spread over partitions, which is what makes one process, N
+// partitions and one process per device produce the same per-LP event order.
+#pragma once
+#include <cstdint>
+
+#include "emulator/engine/packet.h"
+
+namespace ibemu::engine {
+
+using LpId = uint32_t;
+
+// Kinds that cross links, and so processes, are fixed here; devices define their own local kinds
+// from kFirstLocalKind upward.
+enum EventKind : uint16_t {
+  kPacketArrive = 1,       // head of `pkt` arrives on `port`; b = tail arrival time
+  kFlowControlArrive = 2,  // FC packet on `port`; a = vl | class << 8; b = fctbs | fccl << 32
+  kFirstLocalKind = 16,
+};
+
+struct Event {
+  SimTime time = 0;
+  LpId lp = 0;
+  LpId src = 0;
+  uint64_t seq = 0;
+  uint16_t kind = 0;
+  uint16_t port = 0;
+  uint32_t a = 0;
+  uint64_t b = 0;
+  Packet* pkt = nullptr;
+};
+
+inline bool EventBefore(const Event& x, const Event& y) {
+  if (x.time != y.time) return x.time < y.time;
+  if (x.lp != y.lp) return x.lp < y.lp;
+  if (x.src != y.src) return x.src < y.src;
+  return x.seq < y.seq;
+}
+
+}  // namespace ibemu::engine

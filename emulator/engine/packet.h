@@ -1,0 +1,108 @@
+// A packet in flight: the real IB header bytes (LRH, BTH, extension headers) plus what the
+// emulator must remember about it while it sits in a buffer. Synthetic traffic carries a payload
+// length, not payload bytes.
+#pragma once
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "common/link/link_rate.h"
+#include "common/wire/bth.h"
+#include "common/wire/flow_control_packet.h"
+#include "common/wire/lrh.h"
+
+namespace ibemu::engine {
+
+using link::SimTime;
+
+constexpr int kMaxHeaderBytes = 64;  // LRH + GRH + BTH + the largest extension headers
+constexpr int kIcrcBytes = 4;
+constexpr int kVcrcBytes = 2;
+constexpr uint32_t kNoFlow = 0xFFFFFFFFu;
+
+struct Packet {
+  std::array<uint8_t, kMaxHeaderBytes> hdr{};
+  uint8_t hdr_len = 0;
+  uint32_t payload_len = 0;
+
+  // Bookkeeping that travels with the packet across links and processes.
+  uint32_t flow = kNoFlow;  // traffic group the packet belongs to, for results
+  uint64_t id = 0;          // unique in a run: source LP << 40 | per-source counter
+  SimTime created = 0;      // when the source queued it (for latency)
+  SimTime injected = 0;     // when its head left the source HCA
+
+  // Per-hop state, rewritten at every receiving port.
+  SimTime tail_arrival = 0;  // when the last byte has arrived at this hop
+  SimTime ready_at = 0;      // when the head has been routed and may be arbitrated
+  uint16_t in_port = 0;
+  uint16_t out_port = 0;
+  uint8_t out_vl = 0;
+  uint16_t credit_class = 0;
+  uint16_t queue = 0;
+  Packet* next = nullptr;  // intrusive FIFO link
+
+  wire::Lrh lrh() { return wire::Lrh{hdr.data()}; }
+  wire::Bth bth() { return wire::Bth{hdr.data() + wire::kLrhBytes}; }
+  // Bytes on the wire: headers, payload padded to 4 bytes, ICRC and VCRC.
+  uint32_t pad() const { return (4 - payload_len % 4) % 4; }
+  uint32_t wire_bytes() const { return hdr_len + payload_len + pad() + kIcrcBytes + kVcrcBytes; }
+  // 64-byte flow-control blocks the packet occupies in a receive buffer (IBA 7.9.4.1).
+  uint32_t blocks() const {
+    return (wire_bytes() + wire::kCreditBlockBytes - 1) / wire::kCreditBlockBytes;
+  }
+  // LRH PktLen: 4-byte words from LRH through ICRC.
+  uint16_t pkt_len_words() const {
+    return static_cast<uint16_t>((hdr_len + payload_len + pad() + kIcrcBytes) / 4);
+  }
+};
+
+// Packets are recycled, never freed in the hot path.
+class PacketPool {
+ public:
+  PacketPool() = default;
+  PacketPool(const PacketPool&) = delete;
+  PacketPool& operator=(const PacketPool&) = delete;
+  ~PacketPool();
+
+  Packet* Get();
+  void Put(Packet* p);
+  size_t live() const { return live_; }
+
+ private:
+  // Slabs, so packets still in flight when a run ends are released with the pool.
+  std::vector<std::unique_ptr<Packet[]>> slabs_;
+  Packet* free_ = nullptr;
+  size_t live_ = 0;
+};
+
+// An intrusive FIFO of packets: buffers never allocate per packet.
+struct PacketQueue {
+  Packet* head = nullptr;
+  Packet* tail = nullptr;
+  uint32_t count = 0;
+  uint32_t blocks = 0;
+
+  bool empty() const { return head == nullptr; }
+  void Push(Packet* p) {
+    p->next = nullptr;
+    if (tail)
+      tail->next = p;
+    else
+      head = p;
+    tail = p;
+    ++count;
+    blocks += p->blocks();
+  }
+  Packet* Pop() {
+    Packet* p = head;
+    head = p->next;
+    if (!head) tail = nullptr;
+    p->next = nullptr;
+    --count;
+    blocks -= p->blocks();
+    return p;
+  }
+};
+
+}  // namespace ibemu::engine

@@ -1,0 +1,49 @@
+#include "emulator/engine/partition.h"
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+namespace ibemu::engine {
+
+void Partition::Add(LogicalProcess* lp) {
+  if (lp->id() >= lps_.size()) lps_.resize(lp->id() + 1, nullptr);
+  lps_[lp->id()] = lp;
+  lp->Attach(this);
+}
+
+void Partition::Schedule(const Event& e) {
+  if (e.time < now_)
+    throw std::logic_error("event scheduled in the past: kind " + std::to_string(e.kind) + " at " +
+                           std::to_string(e.time) + " < now " + std::to_string(now_));
+  if (IsLocal(e.lp)) {
+    queue_.Push(e);
+    return;
+  }
+  if (!remote_) throw std::logic_error("event for LP " + std::to_string(e.lp) + " has no owner");
+  remote_->Send(e);
+  if (e.pkt) pool_.Put(e.pkt);
+}
+
+SimTime Partition::NextEventTime() const {
+  return queue_.empty() ? INT64_MAX : queue_.top().time;
+}
+
+void Partition::StartAll() {
+  for (LogicalProcess* lp : lps_)
+    if (lp) lp->Start();
+}
+
+void Partition::RunUntil(SimTime end) {
+  while (!queue_.empty() && queue_.top().time < end) {
+    Event e = queue_.Pop();
+    now_ = e.time;
+    LogicalProcess* lp = lps_[e.lp];
+    lp->Account(e);
+    lp->Handle(e);
+    ++events_;
+  }
+  if (end > now_) now_ = end;
+}
+
+}  // namespace ibemu::engine

@@ -1,0 +1,51 @@
+// A partition: the set of LPs one OS process (or the whole fabric, embedded) runs, its event queue
+// and its clock. Events for LPs held elsewhere go to a RemoteSink; conservative synchronisation
+// (windows no longer than the smallest cross-partition link latency) lives in the runner.
+#pragma once
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "emulator/engine/event_queue.h"
+#include "emulator/engine/logical_process.h"
+
+namespace ibemu::engine {
+
+class RemoteSink {
+ public:
+  virtual ~RemoteSink() = default;
+  // Takes ownership of e.pkt (serialises it, then the partition frees it).
+  virtual void Send(const Event& e) = 0;
+};
+
+class Partition {
+ public:
+  explicit Partition(size_t total_lps) : lps_(total_lps, nullptr) {}
+
+  void Add(LogicalProcess* lp);
+  bool IsLocal(LpId id) const { return id < lps_.size() && lps_[id] != nullptr; }
+  void SetRemote(RemoteSink* r) { remote_ = r; }
+
+  SimTime now() const { return now_; }
+  void Schedule(const Event& e);
+  // Delivers an event that arrived from another partition.
+  void Inject(const Event& e) { queue_.Push(e); }
+  SimTime NextEventTime() const;  // INT64_MAX when empty
+  // Handles every event with time < end, then sets the clock to end (if larger).
+  void RunUntil(SimTime end);
+  void StartAll();
+
+  PacketPool& pool() { return pool_; }
+  uint64_t events() const { return events_; }
+  const std::vector<LogicalProcess*>& lps() const { return lps_; }
+
+ private:
+  std::vector<LogicalProcess*> lps_;
+  EventQueue queue_;
+  PacketPool pool_;
+  RemoteSink* remote_ = nullptr;
+  SimTime now_ = 0;
+  uint64_t events_ = 0;
+};
+
+}  // namespace ibemu::engine

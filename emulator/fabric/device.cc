@@ -1,0 +1,173 @@
+#include "emulator/fabric/device.h"
+
+#include "common/wire/flow_control_packet.h"
+#include "emulator/policy/vl_arbiter.h"
+
+namespace ibemu::fabric {
+
+Device::Device(engine::LpId id, std::string name, int num_ports)
+    : LogicalProcess(id), ports_(num_ports + 1), name_(std::move(name)) {
+  for (int p = 0; p <= num_ports; ++p) ports_[p].number = p;
+}
+
+void Device::ConfigureBuffers(int p, int data_vls, int classes, uint32_t class_capacity) {
+  port::Port& pt = ports_[p];
+  pt.data_vls = data_vls;
+  pt.classes = classes;
+  pt.tx.assign(data_vls * classes, {});
+  pt.rx.assign(data_vls * classes, {});
+  for (auto& r : pt.rx) r.capacity = class_capacity;
+}
+
+void Device::Start() {
+  for (port::Port& pt : ports_) {
+    if (stats_cfg_.bins > 0) {
+      pt.stats.tx_bytes_series.Init(stats_cfg_.interval, stats_cfg_.bins);
+      pt.stats.rx_occupancy.resize(pt.data_vls);
+      pt.stats.credit_stalled.resize(pt.data_vls);
+      for (auto& b : pt.stats.rx_occupancy) b.Init(stats_cfg_.interval, stats_cfg_.bins);
+      for (auto& b : pt.stats.credit_stalled) b.Init(stats_cfg_.interval, stats_cfg_.bins);
+    }
+    if (!pt.link.connected) continue;
+    // Link bring-up: each receiver advertises its buffer with one FC packet per VL (IBA 7.9.4),
+    // so no data moves before the first credits have crossed the link.
+    for (int s = 0; s < static_cast<int>(pt.rx.size()); ++s) {
+      pt.rx[s].fc_pending = true;
+      Post(id(), 0, kFcSend, static_cast<uint16_t>(pt.number), static_cast<uint32_t>(s));
+    }
+  }
+}
+
+void Device::Handle(const Event& e) {
+  switch (e.kind) {
+    case engine::kPacketArrive: {
+      port::Port& pt = ports_[e.port];
+      Packet* pkt = e.pkt;
+      pkt->tail_arrival = static_cast<SimTime>(e.b);
+      pkt->in_port = e.port;
+      int vl = pkt->lrh().vl();
+      ++pt.stats.rx_packets;
+      pt.stats.rx_bytes += pkt->wire_bytes();
+      if (vl != policy::kVl15) {
+        // The transmitter checked credits for (VL, class); the receive side charges the same slot.
+        int slot = pt.Slot(vl, pkt->credit_class);
+        port::RxCredits& rx = pt.rx[slot];
+        rx.abr += pkt->blocks();
+        rx.used += pkt->blocks();
+        if (rx.used > rx.capacity) ++pt.stats.credit_violations;
+        if (rx.used > rx.high_water) rx.high_water = rx.used;
+        if (!pt.stats.rx_occupancy.empty()) pt.stats.rx_occupancy[vl].Set(now(), rx.used);
+      }
+      OnPacket(e.port, pkt);
+      return;
+    }
+    case engine::kFlowControlArrive:
+      OnFlowControl(e);
+      return;
+    case kFcSend:
+      SendFlowControl(e.port, static_cast<int>(e.a));
+      return;
+    case kWake:
+      if (ports_[e.port].wake_at == e.time) ports_[e.port].wake_at = -1;
+      Arbitrate(e.port);
+      return;
+    default:
+      HandleDevice(e);
+  }
+}
+
+SimTime Device::Transmit(int p, Packet* pkt, int vl, int cls, SimTime tail_ready) {
+  port::Port& pt = ports_[p];
+  SimTime t = now();
+  pkt->lrh().set_vl(static_cast<uint8_t>(vl));
+  pkt->credit_class = static_cast<uint16_t>(cls);
+  uint32_t bytes = pkt->wire_bytes();
+  if (vl != policy::kVl15) pt.tx[pt.Slot(vl, cls)].blocks_sent += pkt->blocks();
+  // Virtual cut-through: the tail cannot leave before it has arrived.
+  SimTime end = std::max(t + pt.link.rate.SerializationTime(bytes), tail_ready);
+  pt.tx_free_at = end;
+  ++pt.stats.tx_packets;
+  pt.stats.tx_bytes += bytes;
+  pt.stats.tx_bytes_series.Add(t, bytes);
+  if (tap_) tap_->OnTransmit(t, id(), p, *pkt);
+  Post(pt.link.peer_lp, t + pt.link.latency, engine::kPacketArrive, pt.link.peer_port, 0,
+       static_cast<uint64_t>(end + pt.link.latency), pkt);
+  return end;
+}
+
+void Device::Release(int p, int vl, int cls, uint32_t blocks) {
+  if (vl == policy::kVl15) return;
+  port::Port& pt = ports_[p];
+  int slot = pt.Slot(vl, cls);
+  port::RxCredits& rx = pt.rx[slot];
+  rx.used -= blocks;
+  if (!pt.stats.rx_occupancy.empty()) pt.stats.rx_occupancy[vl].Set(now(), rx.used);
+  if (!pt.link.connected || rx.fc_pending) return;
+  rx.fc_pending = true;
+  // FC packets go between data packets, never inside one (IBA 7.9.4): wait for the link.
+  if (pt.tx_free_at <= now())
+    SendFlowControl(p, slot);
+  else
+    Post(id(), pt.tx_free_at, kFcSend, static_cast<uint16_t>(p), static_cast<uint32_t>(slot));
+}
+
+void Device::SendFlowControl(int p, int slot) {
+  port::Port& pt = ports_[p];
+  if (pt.tx_free_at > now()) {
+    Post(id(), pt.tx_free_at, kFcSend, static_cast<uint16_t>(p), static_cast<uint32_t>(slot));
+    return;
+  }
+  port::RxCredits& rx = pt.rx[slot];
+  rx.fc_pending = false;
+  int vl = slot / pt.classes, cls = slot % pt.classes;
+  // The FC packet reports this side's FCTBS for the same VL of the opposite direction and this
+  // receive buffer's FCCL.
+  wire::FlowControlPacket fc;
+  fc.vl = static_cast<uint8_t>(vl);
+  fc.fctbs = pt.tx[slot].fctbs();
+  fc.fccl = rx.Fccl();
+  SimTime end = now() + pt.link.rate.SerializationTime(wire::kFlowControlPacketBytes);
+  pt.tx_free_at = end;
+  ++pt.stats.tx_fc_packets;
+  Post(pt.link.peer_lp, end + pt.link.latency, engine::kFlowControlArrive, pt.link.peer_port,
+       static_cast<uint32_t>(vl | cls << 8), uint64_t{fc.fctbs} | uint64_t{fc.fccl} << 32);
+  WakeAt(p, end);
+}
+
+void Device::OnFlowControl(const Event& e) {
+  port::Port& pt = ports_[e.port];
+  int vl = e.a & 0xFF, cls = static_cast<int>(e.a >> 8);
+  int slot = pt.Slot(vl, cls);
+  ++pt.stats.rx_fc_packets;
+  uint16_t fctbs = static_cast<uint16_t>(e.b & 0xFFF);
+  uint16_t fccl = static_cast<uint16_t>((e.b >> 32) & 0xFFF);
+  // IBA 7.9.4.2 resynchronises ABR to the peer's FCTBS. The link is FIFO and lossless, so every
+  // block the peer counted has already arrived and the two agree; a mismatch is a model bug.
+  port::RxCredits& rx = pt.rx[slot];
+  if ((rx.abr & wire::kFcCounterMask) != fctbs) ++pt.stats.credit_violations;
+  pt.tx[slot].fccl = fccl;
+  Arbitrate(e.port);
+}
+
+void Device::WakeAt(int p, SimTime t) {
+  port::Port& pt = ports_[p];
+  if (pt.wake_at >= now() && pt.wake_at <= t) return;  // an earlier wake will look again
+  pt.wake_at = t;
+  Post(id(), t, kWake, static_cast<uint16_t>(p));
+}
+
+void Device::SetStalled(int p, int vl, bool stalled) {
+  port::Port& pt = ports_[p];
+  if (pt.stats.credit_stalled.empty()) return;
+  auto& s = pt.stats.credit_stalled[vl];
+  if ((s.value() != 0) != stalled) s.Set(now(), stalled ? 1 : 0);
+}
+
+void Device::FinishStats(SimTime end) {
+  for (port::Port& pt : ports_) {
+    for (auto& b : pt.stats.rx_occupancy) b.Advance(end);
+    for (auto& b : pt.stats.credit_stalled) b.Advance(end);
+  }
+}
+
+}  // namespace ibemu::fabric

@@ -1,0 +1,82 @@
+// What switches and HCAs share: the link layer. Sending a packet charges the peer's credits;
+// freeing receive buffer space sends a flow-control packet back; FC packets update credits.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "emulator/engine/logical_process.h"
+#include "emulator/port/port.h"
+
+namespace ibemu::fabric {
+
+using engine::Event;
+using engine::Packet;
+using link::SimTime;
+
+// Sees every data packet a port puts on its link (captures, traces).
+class PacketTap {
+ public:
+  virtual ~PacketTap() = default;
+  virtual void OnTransmit(SimTime t, engine::LpId lp, int port, const Packet& p) = 0;
+};
+
+struct StatsConfig {
+  SimTime interval = 0;
+  int bins = 0;
+};
+
+class Device : public engine::LogicalProcess {
+ public:
+  enum LocalKind : uint16_t {
+    kFcSend = engine::kFirstLocalKind,  // send the pending FC packet of (port, slot a)
+    kWake,                              // re-run transmit arbitration on `port`
+    kFirstDeviceKind,
+  };
+
+  Device(engine::LpId id, std::string name, int num_ports);
+
+  const std::string& name() const { return name_; }
+  int num_ports() const { return static_cast<int>(ports_.size()) - 1; }
+  port::Port& port(int p) { return ports_[p]; }
+  const port::Port& port(int p) const { return ports_[p]; }
+
+  // Configuration, before Start().
+  void ConnectPort(int p, const port::LinkEnd& l) { ports_[p].link = l; }
+  void ConfigureBuffers(int p, int data_vls, int classes, uint32_t class_capacity_blocks);
+  void SetTap(PacketTap* t) { tap_ = t; }
+  void SetStats(const StatsConfig& s) { stats_cfg_ = s; }
+
+  void Start() override;
+  void Handle(const Event& e) final;
+  // Brings time-weighted statistics up to `end`.
+  virtual void FinishStats(SimTime end);
+
+ protected:
+  virtual void HandleDevice(const Event& e) = 0;
+  // A packet's head arrived on port `p`; the link layer has already charged the buffer.
+  virtual void OnPacket(int p, Packet* pkt) = 0;
+  // Credits came back on `p` or the link fell idle: try to transmit.
+  virtual void Arbitrate(int p) = 0;
+
+  // Puts `pkt` on the link of port `p` now. Its head leaves now; its tail leaves at
+  // max(now + serialisation, tail_ready). Returns when the link is free again.
+  SimTime Transmit(int p, Packet* pkt, int vl, int cls, SimTime tail_ready);
+  // Frees `blocks` of port p's receive buffer on (vl, cls) and returns credits to the peer.
+  void Release(int p, int vl, int cls, uint32_t blocks);
+  // Arranges for Arbitrate(p) to run at time t (deduplicated).
+  void WakeAt(int p, SimTime t);
+  void SetStalled(int p, int vl, bool stalled);
+
+  std::vector<port::Port> ports_;  // index = port number; [0] is the switch's management port
+
+ private:
+  void SendFlowControl(int p, int slot);
+  void OnFlowControl(const Event& e);
+
+  std::string name_;
+  PacketTap* tap_ = nullptr;
+  StatsConfig stats_cfg_;
+};
+
+}  // namespace ibemu::fabric

@@ -1,0 +1,29 @@
+// Builds the devices of a scenario: one LP per topology node (LP id = node index), links from
+// cables, LIDs, LFTs from the routing engine, SL2VL and buffers. A partition builds every device
+// but runs only its own, so all partitions agree on ids, LIDs and routes without talking.
+#pragma once
+#include <memory>
+#include <vector>
+
+#include "emulator/fabric/device.h"
+#include "emulator/fabric/fabric_context.h"
+#include "emulator/results/flow_stats.h"
+#include "emulator/routing/lid_map.h"
+#include "emulator/scenario/scenario.h"
+
+namespace ibemu::fabric {
+
+struct Fabric {
+  FabricContext ctx;
+  std::unique_ptr<policy::InputQueuing> queuing;
+  routing::LidMap lids;
+  std::vector<std::unique_ptr<Device>> devices;  // [node index], null if not built here
+  results::FlowTable flows;
+  SimTime min_link_latency = INT64_MAX;
+};
+
+// `local` lists the node indexes to build; empty means all.
+std::unique_ptr<Fabric> BuildFabric(const scenario::Scenario& s,
+                                    const std::vector<int>& local = {});
+
+}  // namespace ibemu::fabric

@@ -1,0 +1,111 @@
+// A channel adapter: per-QP send queues scheduled per VL (a throttled or idle QP never blocks
+// another), segmentation to the path MTU, a host DMA rate on transmit and receive (the thesis test
+// bed's PCIe limit), and RC ACKs. Receive buffers drain into the host at the host rate, which is
+// how a slow end node backs up into the fabric.
+#pragma once
+#include <deque>
+#include <memory>
+#include <random>
+#include <unordered_map>
+#include <vector>
+
+#include "emulator/fabric/device.h"
+#include "emulator/fabric/fabric_context.h"
+#include "emulator/hca/traffic_source.h"
+#include "emulator/policy/vl_arbiter.h"
+#include "emulator/results/flow_stats.h"
+
+namespace ibemu::hca {
+
+using fabric::Packet;
+
+struct HcaConfig {
+  int data_vls = 1;
+  uint32_t vl_buffer_blocks = 128;
+  uint32_t mtu = 2048;
+  link::ByteRate host_tx;  // payload bytes the host can feed the HCA; 0 = unlimited
+  link::ByteRate host_rx;  // payload bytes the host can absorb
+  std::string vlarb = "vlarb.ib";
+  policy::VlArbConfig vlarb_config;
+};
+
+class Hca : public fabric::Device {
+ public:
+  Hca(engine::LpId id, std::string name, int num_ports, const HcaConfig& cfg,
+      const fabric::FabricContext* ctx, results::FlowTable* flows, uint64_t seed);
+
+  void set_lid(int port, uint16_t lid) { lids_[port] = lid; }
+  uint16_t lid(int port) const { return lids_[port]; }
+  void SetSl2Vl(int port, int sl, int vl) { sl2vl_[port][sl] = static_cast<uint8_t>(vl); }
+  void AddSource(const TrafficSource& s) { sources_.push_back({s}); }
+
+  void Start() override;
+
+ private:
+  enum Kind : uint16_t {
+    kMessage = kFirstDeviceKind,  // a = source: a message arrives (or a saturating source resumes)
+    kSinkDone,                    // port, pkt: the host has taken the packet
+  };
+
+  struct SourceState {
+    TrafficSource cfg;
+    bool waiting = false;  // a saturating source whose last message is still being segmented
+    size_t phase = 0;
+  };
+  struct QueuePair {
+    uint32_t source = 0;
+    uint16_t dlid = 0;
+    uint8_t sl = 0;
+    uint8_t port = 1;
+    uint32_t qpn = 0;
+    uint32_t psn = 0;
+    struct Message {
+      uint32_t bytes;
+      SimTime created;
+    };
+    std::deque<Message> messages;
+    uint32_t sent_in_msg = 0;  // bytes of the front message already segmented
+    bool in_ring = false;
+    SimTime next_allowed = 0;  // injection rate delay (congestion control sets this)
+  };
+  struct Ring {
+    std::vector<uint32_t> qps;
+    size_t next = 0;
+  };
+  struct PortState {
+    engine::PacketQueue control;  // ACKs (and CNPs): sent before data on their VL
+    std::vector<Ring> rings;      // [VL]
+    std::unique_ptr<policy::VlArbiter> vlarb;
+    SimTime sink_free_at = 0;
+    uint32_t msn = 0;
+  };
+
+  void HandleDevice(const fabric::Event& e) override;
+  void OnPacket(int p, Packet* pkt) override;
+  void Arbitrate(int p) override;
+
+  void NewMessage(uint32_t source);
+  void ScheduleNextArrival(uint32_t source, SimTime after);
+  SimTime NextOnTime(const TrafficSource& s, SimTime t) const;
+  uint16_t PickDestination(SourceState& s);
+  uint32_t QpFor(uint32_t source, uint16_t dlid);
+  uint32_t NextSegment(const QueuePair& qp) const;
+  bool QpReady(const QueuePair& qp, int p, int vl) const;
+  void SendData(int p, int vl, uint32_t qp_index);
+  void Deliver(int p, Packet* pkt);
+  double Uniform01();
+
+  HcaConfig cfg_;
+  const fabric::FabricContext* ctx_;
+  results::FlowTable* flows_;
+  std::vector<uint16_t> lids_;
+  std::vector<std::array<uint8_t, 16>> sl2vl_;
+  std::vector<PortState> pstate_;
+  std::vector<SourceState> sources_;
+  std::vector<QueuePair> qps_;
+  std::unordered_map<uint64_t, uint32_t> qp_index_;
+  SimTime dma_free_at_ = 0;
+  std::mt19937_64 rng_;
+};
+
+}  // namespace ibemu::hca

@@ -1,0 +1,25 @@
+// Builds the headers of the packets an HCA sends, byte for byte as IBA lays them out.
+#pragma once
+#include <cstdint>
+
+#include "emulator/engine/packet.h"
+
+namespace ibemu::hca {
+
+struct RcSegment {
+  uint16_t slid = 0, dlid = 0;
+  uint8_t sl = 0, vl = 0;
+  uint16_t pkey = 0xFFFF;
+  uint32_t dest_qp = 0;
+  uint32_t psn = 0;
+  uint32_t payload = 0;
+  bool first = true, last = true;  // position of the segment in its message
+};
+
+// RC SEND First/Middle/Last/Only; AckReq is set on the last segment of a message.
+void BuildRcSend(engine::Packet* p, const RcSegment& s);
+// RC ACKNOWLEDGE with an AETH carrying syndrome ACK and the message sequence number.
+void BuildRcAck(engine::Packet* p, uint16_t slid, uint16_t dlid, uint8_t sl, uint8_t vl,
+                uint32_t dest_qp, uint32_t psn, uint32_t msn);
+
+}  // namespace ibemu::hca

@@ -1,0 +1,12 @@
+#pragma once
+
+namespace ibemu::policy {
+
+// Registration is explicit: static registrars in a static library are dropped by the linker.
+void RegisterVlArbiters();
+void RegisterInputArbiters();
+void RegisterInputQueuings();
+void RegisterRoutingEngines();
+void RegisterBuiltins();
+
+}  // namespace ibemu::policy

@@ -1,0 +1,46 @@
+#include "emulator/engine/packet.h"
+#include "emulator/policy/builtin.h"
+#include "emulator/policy/input_queuing.h"
+
+namespace ibemu::policy {
+namespace {
+
+// One FIFO per VL: low-order HoL blocking inside the switch, as in Fig. 2.6 of the thesis.
+class SingleQueue : public InputQueuing {
+ public:
+  int NumQueues(const QueuingContext&) const override { return 1; }
+  int Queue(const engine::Packet&, int, int) const override { return 0; }
+};
+
+// VOQsw: a queue per output port; removes low-order HoL blocking only. The thesis calls it the
+// usual internal queuing of IB switches, so it is the default.
+class VoqSwitch : public InputQueuing {
+ public:
+  int NumQueues(const QueuingContext& c) const override { return c.num_ports + 1; }
+  int Queue(const engine::Packet&, int out_port, int) const override { return out_port; }
+};
+
+// VOQnet: a queue and a reserved share of the buffer per destination, in every port; removes
+// high-order HoL blocking too, and does not scale. The papers' theoretical reference.
+class VoqNet : public InputQueuing {
+ public:
+  int NumQueues(const QueuingContext& c) const override { return c.num_destinations; }
+  int Queue(const engine::Packet&, int, int dest) const override { return dest; }
+  int NumCreditClasses(const QueuingContext& c) const override { return c.num_destinations; }
+  int CreditClass(int dest) const override { return dest; }
+};
+
+}  // namespace
+
+void RegisterInputQueuings() {
+  auto& r = InputQueuingRegistry::Get();
+  r.Add("queuing.single", "one FIFO per input VL (low- and high-order HoL blocking)",
+        [] { return std::make_unique<SingleQueue>(); });
+  r.Add("queuing.voqsw", "virtual output queues per input VL (default; no low-order HoL)",
+        [] { return std::make_unique<VoqSwitch>(); });
+  r.Add("queuing.voqnet",
+        "a queue and a buffer share per destination, credits per destination (no HoL at all)",
+        [] { return std::make_unique<VoqNet>(); });
+}
+
+}  // namespace ibemu::policy

@@ -1,0 +1,48 @@
+// One physical port of a device: the link to its peer, the transmit side's view of the peer's
+// credits, and the receive side's buffer accounting, per VL (and credit class).
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "common/link/link_rate.h"
+#include "emulator/engine/event.h"
+#include "emulator/port/credits.h"
+#include "emulator/results/binned.h"
+
+namespace ibemu::port {
+
+using link::SimTime;
+
+struct LinkEnd {
+  bool connected = false;
+  engine::LpId peer_lp = 0;
+  uint16_t peer_port = 0;
+  SimTime latency = 0;  // propagation plus PHY
+  link::LinkRate rate;
+};
+
+struct PortStats {
+  uint64_t tx_packets = 0, tx_bytes = 0, rx_packets = 0, rx_bytes = 0;
+  uint64_t tx_fc_packets = 0, rx_fc_packets = 0;
+  uint64_t credit_violations = 0;  // packets that arrived with no room: a peer bug, never expected
+  uint64_t dropped_no_route = 0;
+  results::BinnedCounter tx_bytes_series;
+  std::vector<results::BinnedIntegral> rx_occupancy;    // blocks, per VL
+  std::vector<results::BinnedIntegral> credit_stalled;  // 1 while a packet waits for credits
+};
+
+struct Port {
+  int number = 0;
+  LinkEnd link;
+  int data_vls = 1;
+  int classes = 1;  // credit classes per VL (1 for standard IB)
+  SimTime tx_free_at = 0;
+  SimTime wake_at = -1;
+  std::vector<TxCredits> tx;  // [vl * classes + class]
+  std::vector<RxCredits> rx;
+  PortStats stats;
+
+  int Slot(int vl, int cls) const { return vl * classes + cls; }
+};
+
+}  // namespace ibemu::port

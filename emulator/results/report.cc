@@ -1,0 +1,200 @@
+#include "emulator/results/report.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iomanip>
+#include <nlohmann/json.hpp>
+#include <ostream>
+
+namespace ibemu::results {
+namespace {
+
+double Gbps(int64_t bytes, SimTime ps) {
+  return ps > 0 ? static_cast<double>(bytes) * 8.0 * 1000.0 / static_cast<double>(ps) : 0;
+}
+
+int64_t WindowSum(const BinnedCounter& c, SimTime interval, SimTime from, SimTime to) {
+  int64_t s = 0;
+  const auto& v = c.values();
+  for (size_t i = static_cast<size_t>(from / interval);
+       i < v.size() && static_cast<SimTime>(i) * interval < to; ++i)
+    s += v[i];
+  return s;
+}
+
+std::string Hex(uint64_t v) {
+  char b[20];
+  std::snprintf(b, sizeof b, "%016llx", static_cast<unsigned long long>(v));
+  return b;
+}
+
+}  // namespace
+
+std::vector<FlowSummary> Summarize(const scenario::Scenario& s, const fabric::RunResult& r) {
+  std::vector<FlowSummary> out;
+  const FlowTable& ft = r.fabric->flows;
+  // The window is whole bins, so the summary matches the CSV exactly.
+  SimTime from = s.measure_from / s.interval * s.interval;
+  SimTime to = std::min(s.duration, (s.measure_to + s.interval - 1) / s.interval * s.interval);
+  for (size_t i = 0; i < ft.flows.size(); ++i) {
+    const FlowStats& f = ft.flows[i];
+    FlowSummary fs;
+    fs.name = ft.names[i];
+    fs.rx_gbps = Gbps(WindowSum(f.rx_payload, s.interval, from, to), to - from);
+    fs.tx_gbps = Gbps(WindowSum(f.tx_payload, s.interval, from, to), to - from);
+    fs.p50_us = static_cast<double>(f.latency.Quantile(0.5)) / 1e6;
+    fs.p99_us = static_cast<double>(f.latency.Quantile(0.99)) / 1e6;
+    fs.max_us = static_cast<double>(f.latency.max()) / 1e6;
+    fs.rx_packets = f.rx_packets;
+    out.push_back(fs);
+  }
+  return out;
+}
+
+void PrintTable(const scenario::Scenario& s, const fabric::RunResult& r, std::ostream& out) {
+  auto sum = Summarize(s, r);
+  out << "scenario " << s.name << "  seed " << s.seed << "  simulated "
+      << static_cast<double>(s.duration) / 1e9 << " ms  window "
+      << static_cast<double>(s.measure_from) / 1e9 << "-" << static_cast<double>(s.measure_to) / 1e9
+      << " ms\n";
+  out << std::left << std::setw(14) << "flow" << std::setw(22) << "path" << std::right
+      << std::setw(10) << "rx Gb/s" << std::setw(10) << "tx Gb/s" << std::setw(11) << "p50 us"
+      << std::setw(11) << "p99 us" << std::setw(11) << "max us" << std::setw(12) << "packets"
+      << "\n";
+  out << std::fixed;
+  for (size_t i = 0; i < sum.size(); ++i) {
+    const auto& f = sum[i];
+    const auto& fi = s.flows[i];
+    std::string path = fi.src.empty() ? fi.pattern : fi.src + "->" + fi.dst;
+    if (fi.src.empty() && !fi.dst.empty()) path = fi.pattern + "->" + fi.dst;
+    out << std::left << std::setw(14) << f.name << std::setw(22) << path << std::right
+        << std::setprecision(3) << std::setw(10) << f.rx_gbps << std::setw(10) << f.tx_gbps
+        << std::setprecision(2) << std::setw(11) << f.p50_us << std::setw(11) << f.p99_us
+        << std::setw(11) << f.max_us << std::setw(12) << f.rx_packets << "\n";
+  }
+  out.unsetf(std::ios::fixed);
+  out << "events " << r.events << "  packet-hops " << r.packet_hops << "  wall "
+      << std::setprecision(3) << r.wall_seconds << " s  peak RSS " << r.peak_rss_kb / 1024
+      << " MiB\n";
+  out << "digest " << Hex(r.digest) << "\n";
+}
+
+std::vector<std::string> WriteOutputs(const scenario::Scenario& s, const fabric::RunResult& r,
+                                      const std::string& dir, std::ostream& log) {
+  namespace fs = std::filesystem;
+  std::vector<std::string> written;
+  fs::create_directories(dir);
+  const FlowTable& ft = r.fabric->flows;
+  int bins = s.bins();
+
+  std::string flows_csv = (fs::path(dir) / "flows.csv").string();
+  {
+    std::ofstream f(flows_csv);
+    f << "time_ms";
+    for (const auto& n : ft.names) f << "," << n << "_rx_gbps";
+    for (const auto& n : ft.names) f << "," << n << "_tx_gbps";
+    f << "\n";
+    for (int b = 0; b < bins; ++b) {
+      SimTime len = std::min(s.interval, s.duration - b * s.interval);
+      f << static_cast<double>(b * s.interval + len) / 1e9;
+      for (const auto& fl : ft.flows) f << "," << Gbps(fl.rx_payload.values()[b], len);
+      for (const auto& fl : ft.flows) f << "," << Gbps(fl.tx_payload.values()[b], len);
+      f << "\n";
+    }
+  }
+  written.push_back(flows_csv);
+
+  std::string ports_csv = (fs::path(dir) / "ports.csv").string();
+  nlohmann::json ports = nlohmann::json::array();
+  {
+    std::ofstream f(ports_csv);
+    f << "device,port,vl,peer,mean_occupancy_blocks,high_water_blocks,credit_stalled_fraction,"
+         "tx_gbps,tx_packets,tx_fc_packets,credit_violations,dropped\n";
+    for (const auto& d : r.fabric->devices) {
+      for (int p = 1; p <= d->num_ports(); ++p) {
+        const port::Port& pt = d->port(p);
+        if (!pt.link.connected) continue;
+        const std::string& peer = r.fabric->devices[pt.link.peer_lp]->name();
+        for (int vl = 0; vl < pt.data_vls; ++vl) {
+          double occ =
+              pt.stats.rx_occupancy.empty() ? 0 : pt.stats.rx_occupancy[vl].MeanOverall(s.duration);
+          double stall = pt.stats.credit_stalled.empty()
+                             ? 0
+                             : pt.stats.credit_stalled[vl].MeanOverall(s.duration);
+          uint32_t hw = 0;
+          for (int c = 0; c < pt.classes; ++c) hw = std::max(hw, pt.rx[pt.Slot(vl, c)].high_water);
+          double gbps = Gbps(static_cast<int64_t>(pt.stats.tx_bytes), s.duration);
+          f << d->name() << "," << p << "," << vl << "," << peer << "," << occ << "," << hw << ","
+            << stall << "," << gbps << "," << pt.stats.tx_packets << "," << pt.stats.tx_fc_packets
+            << "," << pt.stats.credit_violations << "," << pt.stats.dropped_no_route << "\n";
+          ports.push_back({{"device", d->name()},
+                           {"port", p},
+                           {"vl", vl},
+                           {"peer", peer},
+                           {"mean_occupancy_blocks", occ},
+                           {"high_water_blocks", hw},
+                           {"credit_stalled_fraction", stall},
+                           {"tx_gbps", gbps},
+                           {"credit_violations", pt.stats.credit_violations}});
+        }
+      }
+    }
+  }
+  written.push_back(ports_csv);
+
+  std::string summary = (fs::path(dir) / "summary.json").string();
+  {
+    nlohmann::json j;
+    j["scenario"] = s.name;
+    j["file"] = s.file;
+    j["seed"] = s.seed;
+    j["duration_ms"] = static_cast<double>(s.duration) / 1e9;
+    j["digest"] = Hex(r.digest);
+    j["events"] = r.events;
+    j["packet_hops"] = r.packet_hops;
+    j["wall_seconds"] = r.wall_seconds;
+    j["peak_rss_kb"] = r.peak_rss_kb;
+    j["flows"] = nlohmann::json::array();
+    for (const auto& f : Summarize(s, r))
+      j["flows"].push_back({{"name", f.name},
+                            {"rx_gbps", f.rx_gbps},
+                            {"tx_gbps", f.tx_gbps},
+                            {"latency_p50_us", f.p50_us},
+                            {"latency_p99_us", f.p99_us},
+                            {"latency_max_us", f.max_us},
+                            {"rx_packets", f.rx_packets}});
+    j["ports"] = ports;
+    std::ofstream(summary) << j.dump(2) << "\n";
+  }
+  written.push_back(summary);
+
+  if (s.plot && !ft.names.empty()) {
+    std::string gp = (fs::path(dir) / "throughput.gp").string();
+    std::string png = (fs::path(dir) / "throughput.png").string();
+    {
+      std::ofstream g(gp);
+      g << "set terminal pngcairo size 1000,560 noenhanced\n"
+        << "set output '" << png << "'\n"
+        << "set datafile separator ','\n"
+        << "set title 'Per-flow throughput: " << s.name << "'\n"
+        << "set xlabel 'virtual time (ms)'\nset ylabel 'payload delivered (Gbit/s)'\n"
+        << "set key outside right\nset grid\nset yrange [0:*]\n"
+        << "plot ";
+      for (size_t i = 0; i < ft.names.size(); ++i)
+        g << (i ? ", " : "") << "'" << flows_csv << "' using 1:" << i + 2
+          << " with lines lw 2 title '" << ft.names[i] << "'";
+      g << "\n";
+    }
+    written.push_back(gp);
+    std::string cmd = "gnuplot '" + gp + "' 2>&1";
+    if (std::system(cmd.c_str()) == 0 && fs::exists(png))
+      written.push_back(png);
+    else
+      log << "warning: gnuplot could not draw " << png << " (install gnuplot-nox)\n";
+  }
+  return written;
+}
+
+}  // namespace ibemu::results

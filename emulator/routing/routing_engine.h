@@ -1,0 +1,42 @@
+// Routing engines compute every switch's linear forwarding table from the topology. The subnet
+// manager of issue 3 reuses them, so they take a topology and a LID map and nothing else.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "emulator/policy/registry.h"
+#include "emulator/routing/lid_map.h"
+#include "emulator/topology/topology.h"
+
+namespace ibemu::routing {
+
+constexpr uint8_t kNoPort = 0xFF;
+
+struct RoutingResult {
+  std::map<int, std::vector<uint8_t>> lft;  // switch node index -> [LID] -> port
+};
+
+class RoutingEngine {
+ public:
+  virtual ~RoutingEngine() = default;
+  virtual RoutingResult Route(const topology::Topology& t, const LidMap& lids) = 0;
+};
+
+using RoutingRegistry = policy::Registry<RoutingEngine>;
+
+// Shared by the engines: the switch-level graph, and the balanced choice among equal next hops.
+struct SwitchGraph {
+  explicit SwitchGraph(const topology::Topology& t);
+  const topology::Topology& topo;
+  // For each node: (local port, neighbour node, neighbour port) of every cabled port.
+  struct Edge {
+    int port, peer, peer_port;
+  };
+  std::vector<std::vector<Edge>> edges;
+  bool IsSwitch(int n) const { return topo.nodes[n].type == topology::NodeType::kSwitch; }
+};
+
+}  // namespace ibemu::routing

@@ -1,0 +1,69 @@
+// A scenario, fully resolved: the topology, every device parameter, the traffic expanded into
+// per-HCA sources, and what to measure and write. Loading checks everything before anything runs.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "emulator/hca/hca.h"
+#include "emulator/switch/switch.h"
+#include "emulator/topology/topology.h"
+
+namespace ibemu::scenario {
+
+using link::SimTime;
+
+struct FlowInfo {
+  std::string name;
+  std::string pattern;
+  std::string src, dst;  // node names for single flows; empty for patterns
+};
+
+struct Scenario {
+  std::string file;
+  std::string name;
+  std::string description;
+  uint64_t seed = 1;
+
+  topology::Topology topo;
+  std::string topology_source;  // file path or generator description
+  double default_cable_m = 2.0;
+  SimTime phy_latency = 0;  // added to the cable's propagation delay on every link
+
+  sw::SwitchConfig sw;
+  hca::HcaConfig hca;
+  std::string queuing = "queuing.voqsw";
+  std::string routing = "minhop";
+  int data_vls = 1;
+  std::vector<uint8_t> sl2vl;  // optional, 16 entries: applied to every switch and HCA port
+
+  std::vector<FlowInfo> flows;
+  std::map<std::string, std::vector<hca::TrafficSource>> sources;  // by HCA node name
+
+  SimTime duration = link::kPsPerMs;
+  SimTime interval = 100 * link::kPsPerUs;
+  SimTime measure_from = 0, measure_to = 0;  // window for the summary table; default: all
+
+  std::string out_dir;  // empty: results/<name>
+  bool plot = true;
+  std::string pcap;  // capture file; empty: none
+  SimTime pcap_until = INT64_MAX;
+
+  int bins() const { return static_cast<int>((duration + interval - 1) / interval); }
+};
+
+class ScenarioError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Reads and checks a scenario file; throws ScenarioError naming file, line and field.
+Scenario LoadScenario(const std::string& path);
+// Parses "5ms", "100 us", "2s", "10ns", "1500ps"; returns false on bad input.
+bool ParseDuration(const std::string& s, SimTime* out);
+// Parses "13Gbps", "13 Gbit/s", "500Mbps"; bits per second.
+bool ParseRate(const std::string& s, int64_t* bps);
+
+}  // namespace ibemu::scenario

@@ -1,0 +1,222 @@
+#include "emulator/switch/switch.h"
+
+#include <algorithm>
+
+namespace ibemu::sw {
+
+Switch::Switch(engine::LpId id, std::string name, int num_ports, const SwitchConfig& cfg,
+               const fabric::FabricContext* ctx)
+    : Device(id, std::move(name), num_ports), cfg_(cfg), ctx_(ctx) {
+  int n = num_ports + 1;
+  sl2vl_.assign(static_cast<size_t>(n) * n * 16, 0);
+  // Default SL2VL: SL modulo the data VLs, the usual map on a port with fewer VLs than SLs.
+  for (int in = 0; in < n; ++in)
+    for (int out = 0; out < n; ++out)
+      for (int sl = 0; sl < 16; ++sl) SetSl2Vl(in, out, sl, sl % cfg_.data_vls);
+
+  policy::QueuingContext qc;
+  qc.num_ports = num_ports;
+  qc.num_destinations = ctx_->num_destinations;
+  qc.vl_capacity_blocks = cfg_.vl_buffer_blocks;
+  int nq = ctx_->queuing->NumQueues(qc);
+  inputs_.resize(n);
+  outputs_.resize(n);
+  for (int p = 0; p < n; ++p) {
+    Input& in = inputs_[p];
+    in.vl.resize(cfg_.data_vls);
+    for (int v = 0; v < cfg_.data_vls; ++v) {
+      in.vl[v].resize(nq);
+      for (int q = 0; q < nq; ++q) {
+        in.vl[v][q].in = static_cast<uint16_t>(p);
+        in.vl[v][q].vl = static_cast<uint8_t>(v);
+        in.vl[v][q].index = static_cast<uint32_t>(q);
+      }
+    }
+    Output& out = outputs_[p];
+    out.req.assign(cfg_.data_vls, std::vector<ReqList>(n));
+    policy::VlArbConfig vc = cfg_.vlarb_config;
+    vc.data_vls = cfg_.data_vls;
+    out.vlarb = policy::VlArbiterRegistry::Get().Make(cfg_.vlarb, vc);
+    out.xbar = policy::InputArbiterRegistry::Get().Make(cfg_.xbar, n);
+  }
+}
+
+void Switch::Start() {
+  bool first = true;
+  for (int p = 1; p <= num_ports(); ++p) {
+    const port::LinkEnd& l = ports_[p].link;
+    if (l.connected && (first || l.rate.data_bps() > xbar_rate_.data_bps())) xbar_rate_ = l.rate;
+    first = first && !l.connected;
+  }
+  Device::Start();
+}
+
+void Switch::Drop(int in, Packet* pkt) {
+  ++dropped_;
+  ++ports_[in].stats.dropped_no_route;
+  Release(in, pkt->lrh().vl(), pkt->credit_class, pkt->blocks());
+  FreePacket(pkt);
+}
+
+void Switch::OnPacket(int in, Packet* pkt) {
+  wire::Lrh lrh = pkt->lrh();
+  uint16_t dlid = lrh.dlid();
+  int out = dlid < lft_.size() ? lft_[dlid] : kNoRoute;
+  // No route, a route to the management port (port 0 is for issue 3's SMA), or back out of the
+  // input port: IBA 18.2.4.3.2 has the switch discard such packets.
+  if (out == kNoRoute || out == 0 || out == in || out > num_ports() ||
+      !ports_[out].link.connected) {
+    Drop(in, pkt);
+    return;
+  }
+  int in_vl = lrh.vl();
+  int out_vl = Sl2Vl(in, out, lrh.sl());
+  if (out_vl >= ports_[out].data_vls || in_vl >= cfg_.data_vls) {  // VL15 or unprovisioned VL
+    Drop(in, pkt);
+    return;
+  }
+  pkt->out_port = static_cast<uint16_t>(out);
+  pkt->out_vl = static_cast<uint8_t>(out_vl);
+  int dest = ctx_->DestIndex(dlid);
+  int qi = ctx_->queuing->Queue(*pkt, out, dest < 0 ? 0 : dest);
+  pkt->queue = static_cast<uint16_t>(qi);
+  // The header must be in before the LFT lookup, and the lookup and crossbar setup take the
+  // switch latency. Cut-through into a faster output waits until the rest of the packet will
+  // arrive before the output needs it, so the output never runs dry mid-packet.
+  SimTime routed = now() + ports_[in].link.rate.SerializationTime(pkt->hdr_len) + cfg_.latency;
+  SimTime no_underrun =
+      pkt->tail_arrival - ports_[out].link.rate.SerializationTime(pkt->wire_bytes());
+  pkt->ready_at = std::max(routed, no_underrun);
+  Queue& q = inputs_[in].vl[in_vl][qi];
+  bool was_empty = q.q.empty();
+  q.q.Push(pkt);
+  if (was_empty) HeadChanged(&q);
+}
+
+void Switch::HeadChanged(Queue* q) {
+  Packet* h = q->q.head;
+  if (h->ready_at <= now()) {
+    Register(q);
+  } else {
+    Post(id(), h->ready_at, kHeadReady, q->in, q->vl, q->index);
+  }
+}
+
+void Switch::Register(Queue* q) {
+  Packet* h = q->q.head;
+  Output& o = outputs_[h->out_port];
+  ReqList& r = o.req[h->out_vl][q->in];
+  q->next_req = nullptr;
+  q->registered = true;
+  if (r.last)
+    r.last->next_req = q;
+  else
+    r.first = q;
+  r.last = q;
+  ++o.pending[h->out_vl];
+  Arbitrate(h->out_port);
+}
+
+bool Switch::CanServe(int out, int vl, int in) const {
+  const ReqList& r = outputs_[out].req[vl][in];
+  if (!r.first) return false;
+  const Packet* h = r.first->q.head;
+  const port::Port& pt = ports_[out];
+  // A transfer may start when the input can supply the packet no slower than the output link
+  // drains it: an input faster than its outputs feeds several at once, a slower one only when idle.
+  uint32_t bytes = h->wire_bytes();
+  SimTime slack = std::max<SimTime>(0, pt.link.rate.SerializationTime(bytes) - ReadTime(in, bytes));
+  if (inputs_[in].read_free_at > now() + slack) return false;
+  return pt.tx[pt.Slot(vl, h->credit_class)].Fits(h->blocks());
+}
+
+void Switch::Arbitrate(int out) {
+  port::Port& pt = ports_[out];
+  if (!pt.link.connected) return;
+  if (pt.tx_free_at > now()) {
+    WakeAt(out, pt.tx_free_at);
+    return;
+  }
+  Output& o = outputs_[out];
+  int n = num_ports() + 1;
+  uint32_t eligible = 0;
+  for (int vl = 0; vl < pt.data_vls; ++vl) {
+    if (o.pending[vl] == 0) continue;
+    bool credit_blocked = false;
+    for (int in = 1; in < n; ++in) {
+      const ReqList& r = o.req[vl][in];
+      if (!r.first) continue;
+      if (CanServe(out, vl, in)) {
+        eligible |= 1u << vl;
+        break;
+      }
+      const Packet* h = r.first->q.head;
+      if (!pt.tx[pt.Slot(vl, h->credit_class)].Fits(h->blocks())) credit_blocked = true;
+    }
+    SetStalled(out, vl, !(eligible >> vl & 1) && credit_blocked);
+  }
+  if (!eligible) return;
+  int vl = o.vlarb->Pick(eligible);
+  if (vl < 0) return;
+  int in = o.xbar->Pick(vl, n, [&](int i) { return i > 0 && CanServe(out, vl, i); });
+  if (in <= 0) return;
+
+  ReqList& r = o.req[vl][in];
+  Queue* q = r.first;
+  r.first = q->next_req;
+  if (!r.first) r.last = nullptr;
+  q->next_req = nullptr;
+  q->registered = false;
+  --o.pending[vl];
+  Packet* pkt = q->q.Pop();
+  int in_vl = q->vl;
+  int cls = pkt->credit_class;
+  uint32_t blocks = pkt->blocks();
+  uint32_t bytes = pkt->wire_bytes();
+
+  // The crossbar reads the packet out of the input buffer with the input's bandwidth, and never
+  // before its tail has arrived (cut-through); the buffer space is free once it is read.
+  Input& input = inputs_[in];
+  SimTime read_end = std::max(now(), input.read_free_at) + ReadTime(in, bytes);
+  input.read_free_at = read_end;
+  SimTime release = std::max(read_end, pkt->tail_arrival);
+  Post(id(), release, kInputRelease, static_cast<uint16_t>(in),
+       static_cast<uint32_t>(in_vl | cls << 8), blocks);
+
+  SimTime end = Transmit(out, pkt, vl, cls, std::max(pkt->tail_arrival, read_end));
+  o.vlarb->Sent(vl, bytes);
+  SetStalled(out, vl, false);
+  WakeAt(out, end);
+  if (!q->q.empty()) HeadChanged(q);
+}
+
+void Switch::HandleDevice(const fabric::Event& e) {
+  switch (e.kind) {
+    case kHeadReady: {
+      Queue& q = inputs_[e.port].vl[e.a][e.b];
+      if (!q.q.empty() && !q.registered && q.q.head->ready_at <= now()) Register(&q);
+      return;
+    }
+    case kInputRelease: {
+      Release(e.port, static_cast<int>(e.a & 0xFF), static_cast<int>(e.a >> 8),
+              static_cast<uint32_t>(e.b));
+      // The input is free again: let the outputs that may want it look, starting at a rotating
+      // position so no output is favoured.
+      Input& input = inputs_[e.port];
+      int n = num_ports();
+      int start = input.next_poke;
+      input.next_poke = (input.next_poke + 1) % n;
+      for (int k = 0; k < n; ++k) {
+        int out = (start + k) % n + 1;
+        if (ports_[out].tx_free_at > now()) continue;
+        const Output& o = outputs_[out];
+        bool any = false;
+        for (int vl = 0; vl < ports_[out].data_vls && !any; ++vl) any = o.pending[vl] != 0;
+        if (any) Arbitrate(out);
+      }
+      return;
+    }
+  }
+}
+
+}  // namespace ibemu::sw

@@ -1,0 +1,108 @@
+// An IB switch: per-port, per-VL input buffers in 64-byte credits, LFT forwarding on DLID, SL2VL
+// per (input port, output port), VL arbitration and crossbar arbitration at each output, and
+// virtual cut-through.
+#pragma once
+#include <array>
+#include <memory>
+#include <vector>
+
+#include "emulator/fabric/device.h"
+#include "emulator/fabric/fabric_context.h"
+#include "emulator/policy/input_arbiter.h"
+#include "emulator/policy/input_queuing.h"
+#include "emulator/policy/vl_arbiter.h"
+
+namespace ibemu::sw {
+
+using fabric::Packet;
+using link::SimTime;
+
+struct SwitchConfig {
+  int data_vls = 1;
+  uint32_t vl_buffer_blocks = 128;         // per input port and VL
+  SimTime latency = 100 * link::kPsPerNs;  // head in to head eligible (IS4: 100 ns)
+  int speedup_milli = 1000;  // crossbar port rate / fastest link rate on the switch, x1000
+  std::string vlarb = "vlarb.ib";
+  std::string xbar = "xbar.roundrobin";
+  policy::VlArbConfig vlarb_config;
+};
+
+class Switch : public fabric::Device {
+ public:
+  static constexpr uint8_t kNoRoute = 0xFF;
+
+  Switch(engine::LpId id, std::string name, int num_ports, const SwitchConfig& cfg,
+         const fabric::FabricContext* ctx);
+
+  // Linear forwarding table: DLID -> output port (IBA 18.2.4.3.2); kNoRoute drops.
+  std::vector<uint8_t>& lft() { return lft_; }
+  // SL2VL for packets entering on `in` and leaving on `out` (IBA 7.6.6).
+  void SetSl2Vl(int in, int out, int sl, int vl) { sl2vl_[Sl2VlIndex(in, out, sl)] = vl; }
+  int Sl2Vl(int in, int out, int sl) const { return sl2vl_[Sl2VlIndex(in, out, sl)]; }
+  uint16_t lid() const { return lid_; }
+  void set_lid(uint16_t l) { lid_ = l; }
+  uint64_t dropped() const { return dropped_; }
+
+  void Start() override;
+
+ private:
+  enum Kind : uint16_t {
+    kHeadReady = kFirstDeviceKind,  // port = input, a = VL, b = queue
+    kInputRelease,                  // port = input, a = VL | class << 8, b = blocks
+  };
+
+  struct Queue {
+    engine::PacketQueue q;
+    Queue* next_req = nullptr;
+    bool registered = false;
+    uint16_t in = 0;
+    uint8_t vl = 0;
+    uint32_t index = 0;
+  };
+  struct Input {
+    std::vector<std::vector<Queue>> vl;  // [input VL][queue]
+    // The crossbar input's read bandwidth (input link rate x speedup) is shared by the transfers
+    // it feeds; this is when the reads granted so far will be done.
+    SimTime read_free_at = 0;
+    int next_poke = 0;
+  };
+  struct ReqList {
+    Queue* first = nullptr;
+    Queue* last = nullptr;
+  };
+  struct Output {
+    std::vector<std::vector<ReqList>> req;  // [output VL][input port]
+    std::array<uint32_t, policy::kMaxVls> pending{};
+    std::unique_ptr<policy::VlArbiter> vlarb;
+    std::unique_ptr<policy::InputArbiter> xbar;
+  };
+
+  void HandleDevice(const fabric::Event& e) override;
+  void OnPacket(int in, Packet* pkt) override;
+  void Arbitrate(int out) override;
+
+  size_t Sl2VlIndex(int in, int out, int sl) const {
+    return (static_cast<size_t>(in) * (num_ports() + 1) + out) * 16 + sl;
+  }
+  void HeadChanged(Queue* q);
+  void Register(Queue* q);
+  bool CanServe(int out, int vl, int in) const;
+  // Crossbar ports run at the switch's fastest link rate times the speedup: the internal
+  // datapath is built for the fastest port, slower links just fill it less.
+  SimTime ReadTime(int in, uint32_t bytes) const {
+    return xbar_rate_.SerializationTime(bytes) * 1000 / cfg_.speedup_milli;
+  }
+  void Drop(int in, Packet* pkt);
+
+  SwitchConfig cfg_;
+  const fabric::FabricContext* ctx_;
+  uint16_t lid_ = 0;
+  std::vector<uint8_t> lft_;
+  std::vector<uint8_t> sl2vl_;
+  std::vector<Input> inputs_;
+  std::vector<Output> outputs_;
+  uint64_t dropped_ = 0;
+  link::LinkRate xbar_rate_;
+};
+
+}  // namespace ibemu::sw

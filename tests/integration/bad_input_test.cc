@@ -1,0 +1,93 @@
+// Bad input is refused before anything starts: `ibemu run` exits with status 2, names the file,
+// the line and the field, and creates no results directory.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+
+namespace {
+
+struct CliResult {
+  int status = -1;
+  std::string output;
+};
+
+CliResult RunCli(const std::string& args) {
+  CliResult r;
+  std::string cmd = std::string(IBEMU_BINARY) + " " + args + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  std::array<char, 4096> buf;
+  while (fgets(buf.data(), buf.size(), p)) r.output += buf.data();
+  int st = pclose(p);
+  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  return r;
+}
+
+struct Case {
+  const char* file;      // under tests/data/scenarios
+  const char* location;  // file:line: field: the error must start with this (after the prefix)
+  const char* words;     // and say this
+};
+
+class BadInput : public ::testing::TestWithParam<Case> {};
+
+TEST_P(BadInput, IsRefusedWithFileLineAndFieldBeforeAnythingStarts) {
+  const Case& c = GetParam();
+  std::string dir = std::string(IBEMU_SOURCE_DIR) + "/tests/data/";
+  std::filesystem::path out = std::filesystem::temp_directory_path() / "ibemu_bad_input_out";
+  std::filesystem::remove_all(out);
+  CliResult r = RunCli("run -q " + dir + "scenarios/" + c.file + " -o " + out.string());
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_NE(r.output.find(std::string("ibemu: error: ") + dir + c.location), std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find(c.words), std::string::npos) << r.output;
+  EXPECT_FALSE(std::filesystem::exists(out)) << "results were written for a refused scenario";
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Scenarios, BadInput,
+    ::testing::Values(Case{"missing_node.yaml",
+                           "scenarios/missing_node.yaml:7: traffic[1].dst: ", "no node named 'H9'"},
+                      Case{"vl_beyond_configured.yaml",
+                           "scenarios/vl_beyond_configured.yaml:7: fabric.sl2vl[3]: ",
+                           "VL 3 is beyond the 2 data VLs"},
+                      Case{"vlarb_beyond_configured.yaml",
+                           "scenarios/vlarb_beyond_configured.yaml:8: fabric.vlarb.low[2]: ",
+                           "VL 4 is beyond the 4 data VLs"},
+                      Case{"data_vls_unsupported.yaml",
+                           "scenarios/data_vls_unsupported.yaml:6: fabric.data_vls: ",
+                           "16 data VLs"},
+                      Case{"topo_unknown_node.yaml",
+                           "topologies/unknown_node.topo:10: node: ", "unknown node \"H3\""},
+                      Case{"topo_port_out_of_range.yaml",
+                           "topologies/port_out_of_range.topo:11: port: ", "out of range 1..8"},
+                      Case{"topo_one_sided_cable.yaml",
+                           "topologies/one_sided_cable.topo:5: cable: ", "one-sided cable"}),
+    [](const ::testing::TestParamInfo<Case>& i) {
+      std::string n = i.param.file;
+      n = n.substr(0, n.find('.'));
+      for (char& c : n)
+        if (!isalnum(static_cast<unsigned char>(c))) c = '_';
+      return n;
+    });
+
+TEST(BadInputCli, MissingScenarioFileIsNamed) {
+  CliResult r = RunCli("run /nonexistent/scenario.yaml");
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.output.find("/nonexistent/scenario.yaml"), std::string::npos) << r.output;
+}
+
+TEST(BadInputCli, UnknownKeyIsNamedWithItsLine) {
+  std::filesystem::path f = std::filesystem::temp_directory_path() / "ibemu_unknown_key.yaml";
+  FILE* w = fopen(f.c_str(), "w");
+  fputs("name: x\ntopology:\n  generator: testbed\nfabric:\n  data_vl: 2\n", w);
+  fclose(w);
+  CliResult r = RunCli("validate " + f.string());
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.output.find(f.string() + ":5: fabric.data_vl: unknown key"), std::string::npos)
+      << r.output;
+}
+
+}  // namespace

@@ -1,0 +1,48 @@
+// Shared by the integration tests: load a scenario from configs/, optionally adjust it, run it on
+// the embedded fabric and summarise the flows by name.
+#pragma once
+#include <functional>
+#include <map>
+#include <string>
+
+#include "emulator/fabric/runner.h"
+#include "emulator/results/report.h"
+#include "emulator/scenario/scenario.h"
+
+namespace ibemu::testing {
+
+inline std::string SourcePath(const std::string& rel) {
+  return std::string(IBEMU_SOURCE_DIR) + "/" + rel;
+}
+
+struct Outcome {
+  scenario::Scenario scenario;
+  fabric::RunResult run;
+  std::map<std::string, results::FlowSummary> flows;
+};
+
+inline Outcome RunScenario(const std::string& rel,
+                           const std::function<void(scenario::Scenario&)>& adjust = {},
+                           fabric::PacketTap* tap = nullptr) {
+  Outcome o;
+  o.scenario = scenario::LoadScenario(SourcePath(rel));
+  o.scenario.plot = false;
+  if (adjust) adjust(o.scenario);
+  fabric::RunOptions opt;
+  opt.tap = tap;
+  o.run = fabric::RunEmbedded(o.scenario, opt);
+  for (const auto& f : results::Summarize(o.scenario, o.run)) o.flows[f.name] = f;
+  return o;
+}
+
+// Every port of every device: no packet arrived without credits, no FC packet disagreed with the
+// receiver's count. Failures name the port.
+inline std::string CreditViolations(const fabric::Fabric& f) {
+  std::string bad;
+  for (const auto& d : f.devices)
+    for (int p = 1; p <= d->num_ports(); ++p)
+      if (d->port(p).stats.credit_violations) bad += d->name() + "[" + std::to_string(p) + "] ";
+  return bad;
+}
+
+}  // namespace ibemu::testing
