@@ -34,13 +34,22 @@ constexpr auto kCrc16Table = MakeCrc16Table();
 }  // namespace
 
 uint32_t icrc(const uint8_t* pkt, size_t len) {
+  // Variant fields count as all ones (IBA 7.8.1): the LRH VL for local packets; the whole LRH
+  // (routers rewrite it) and the GRH TClass, FlowLabel and HopLmt for global ones; and BTH byte 4
+  // (FECN, BECN, reserved) in both.
+  bool global = len > 1 && (pkt[1] & 0x3) == static_cast<uint8_t>(Lnh::kIbaGlobal);
+  size_t bth = global ? kLrhBytes + 40 : kLrhBytes;
   uint32_t c = 0xFFFFFFFFu;
   for (size_t i = 0; i < len; ++i) {
     uint8_t byte = pkt[i];
-    if (i == 0) byte |= 0xF0;                       // LRH VL
-    if (i == static_cast<size_t>(kLrhBytes) + 4) {  // BTH byte 4 (FECN/BECN/resv) for LNH=IBA local
-      byte = 0xFF;
+    if (i == 0) byte |= 0xF0;
+    if (global) {
+      if (i < static_cast<size_t>(kLrhBytes)) byte = 0xFF;
+      size_t g = i - kLrhBytes;  // GRH: IPVer(4) TClass(8) FlowLabel(20) | PayLen NxtHdr HopLmt
+      if (i >= static_cast<size_t>(kLrhBytes) && g < 4) byte = g == 0 ? (byte | 0x0F) : 0xFF;
+      if (i >= static_cast<size_t>(kLrhBytes) && g == 7) byte = 0xFF;
     }
+    if (i == bth + 4) byte = 0xFF;
     c = kCrc32Table[(c ^ byte) & 0xFF] ^ (c >> 8);
   }
   return ~c;

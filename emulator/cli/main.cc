@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <iostream>
 
+#include "emulator/fabric/partitioned_runner.h"
 #include "emulator/fabric/runner.h"
 #include "emulator/policy/builtin.h"
 #include "emulator/policy/input_arbiter.h"
@@ -26,7 +27,8 @@ void ListPolicies(const char* kind, const Reg& reg) {
 }
 
 int Run(const std::string& file, const std::string& out_override, uint64_t seed, bool seed_set,
-        const std::string& duration, const std::string& pcap, bool quiet, bool no_plot) {
+        const std::string& duration, const std::string& pcap, bool quiet, bool no_plot,
+        fabric::PartitionOptions po, bool partitioned) {
   scenario::Scenario s = scenario::LoadScenario(file);
   if (seed_set) s.seed = seed;
   if (!duration.empty()) {
@@ -47,9 +49,15 @@ int Run(const std::string& file, const std::string& out_override, uint64_t seed,
               << s.topo.cables.size() << " cables from " << s.topology_source << "; routing "
               << s.routing << ", " << s.queuing << ", " << s.data_vls << " data VL(s), seed "
               << s.seed << "\n";
-  fabric::RunOptions o;
-  o.progress = !quiet;
-  fabric::RunResult r = fabric::RunEmbedded(s, o);
+  fabric::RunResult r;
+  if (partitioned) {
+    po.progress = !quiet;
+    r = fabric::RunPartitioned(s, po);
+  } else {
+    fabric::RunOptions o;
+    o.progress = !quiet;
+    r = fabric::RunEmbedded(s, o);
+  }
   results::PrintTable(s, r, std::cout);
   auto files = results::WriteOutputs(s, r, dir, std::cerr);
   if (!s.pcap.empty()) std::cout << "capture " << s.pcap << " (" << r.pcap_packets << " packets)\n";
@@ -85,6 +93,27 @@ int main(int argc, char** argv) {
   run->add_option("--pcap", pcap, "write a capture (pcap, ERF/InfiniBand records) to this file");
   run->add_flag("-q,--quiet", quiet, "no progress or banner on stderr");
   run->add_flag("--no-plot", no_plot, "skip the PNG plot");
+  fabric::PartitionOptions po;
+  CLI::Option* parts = run->add_option(
+      "--partitions", po.partitions,
+      "spread the fabric over N emulator processes linked by ZeroMQ (default: 1, embedded)");
+  parts->check(CLI::Range(1, 4096));
+  CLI::Option* per_dev =
+      run->add_flag("--per-device", po.per_device, "one emulator process per switch and per HCA");
+  run->add_option("--transport", po.transport, "links between processes: ipc (default) or tcp")
+      ->check(CLI::IsMember({"ipc", "tcp"}));
+  run->add_option("--bind", po.bind_host, "address to bind tcp endpoints on (default 127.0.0.1)");
+  parts->excludes(per_dev);
+
+  // `ibemu worker` is started by `ibemu run` for each partition; it is not for users.
+  std::string launcher, ipc_dir, bind = "127.0.0.1";
+  uint32_t partition = 0;
+  CLI::App* worker = app.add_subcommand("worker", "one emulator process of a partitioned run");
+  worker->group("");
+  worker->add_option("--launcher", launcher)->required();
+  worker->add_option("--partition", partition)->required();
+  worker->add_option("--ipc-dir", ipc_dir);
+  worker->add_option("--bind", bind);
 
   std::string vfile;
   CLI::App* validate =
@@ -100,7 +129,10 @@ int main(int argc, char** argv) {
 
   CLI11_PARSE(app, argc, argv);
   try {
-    if (*run) return Run(file, out, seed, seed_opt->count() > 0, duration, pcap, quiet, no_plot);
+    if (*worker) return fabric::RunWorker(launcher, partition, ipc_dir, bind);
+    if (*run)
+      return Run(file, out, seed, seed_opt->count() > 0, duration, pcap, quiet, no_plot, po,
+                 po.per_device || po.partitions > 1);
     if (*validate) {
       scenario::Scenario s = scenario::LoadScenario(vfile);
       std::cout << vfile << ": ok (" << s.topo.nodes.size() << " nodes, " << s.topo.cables.size()

@@ -17,12 +17,12 @@ void Device::ConfigureBuffers(int p, int data_vls, int classes, uint32_t class_c
   pt.tx.assign(data_vls * classes, {});
   pt.rx.assign(data_vls * classes, {});
   for (auto& r : pt.rx) r.capacity = class_capacity;
+  pt.vl_used.assign(data_vls, 0);
 }
 
 void Device::Start() {
   for (port::Port& pt : ports_) {
     if (stats_cfg_.bins > 0) {
-      pt.stats.tx_bytes_series.Init(stats_cfg_.interval, stats_cfg_.bins);
       pt.stats.rx_occupancy.resize(pt.data_vls);
       pt.stats.credit_stalled.resize(pt.data_vls);
       for (auto& b : pt.stats.rx_occupancy) b.Init(stats_cfg_.interval, stats_cfg_.bins);
@@ -56,7 +56,8 @@ void Device::Handle(const Event& e) {
         rx.used += pkt->blocks();
         if (rx.used > rx.capacity) ++pt.stats.credit_violations;
         if (rx.used > rx.high_water) rx.high_water = rx.used;
-        if (!pt.stats.rx_occupancy.empty()) pt.stats.rx_occupancy[vl].Set(now(), rx.used);
+        pt.vl_used[vl] += pkt->blocks();
+        if (!pt.stats.rx_occupancy.empty()) pt.stats.rx_occupancy[vl].Set(now(), pt.vl_used[vl]);
       }
       OnPacket(e.port, pkt);
       return;
@@ -88,7 +89,6 @@ SimTime Device::Transmit(int p, Packet* pkt, int vl, int cls, SimTime tail_ready
   pt.tx_free_at = end;
   ++pt.stats.tx_packets;
   pt.stats.tx_bytes += bytes;
-  pt.stats.tx_bytes_series.Add(t, bytes);
   if (tap_) tap_->OnTransmit(t, id(), p, *pkt);
   Post(pt.link.peer_lp, t + pt.link.latency, engine::kPacketArrive, pt.link.peer_port, 0,
        static_cast<uint64_t>(end + pt.link.latency), pkt);
@@ -101,7 +101,8 @@ void Device::Release(int p, int vl, int cls, uint32_t blocks) {
   int slot = pt.Slot(vl, cls);
   port::RxCredits& rx = pt.rx[slot];
   rx.used -= blocks;
-  if (!pt.stats.rx_occupancy.empty()) pt.stats.rx_occupancy[vl].Set(now(), rx.used);
+  pt.vl_used[vl] -= blocks;
+  if (!pt.stats.rx_occupancy.empty()) pt.stats.rx_occupancy[vl].Set(now(), pt.vl_used[vl]);
   if (!pt.link.connected || rx.fc_pending) return;
   rx.fc_pending = true;
   // FC packets go between data packets, never inside one (IBA 7.9.4): wait for the link.

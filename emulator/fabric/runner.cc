@@ -43,18 +43,51 @@ long PeakRssKb() {
   return ru.ru_maxrss;
 }
 
-uint64_t CombineDigests(const Fabric& f) {
+uint64_t CombineDigests(const std::vector<uint64_t>& lp_digests) {
   engine::Digest d;
-  for (const auto& dev : f.devices)
-    if (dev) d.Add(dev->digest());
+  for (uint64_t v : lp_digests) d.Add(v);
   return d.value();
+}
+
+std::vector<PortSummary> SummarizePorts(const Fabric& f, const scenario::Scenario& s) {
+  std::vector<PortSummary> out;
+  for (const auto& d : f.devices) {
+    if (!d) continue;
+    for (int p = 1; p <= d->num_ports(); ++p) {
+      const port::Port& pt = d->port(p);
+      if (!pt.link.connected) continue;
+      for (int vl = 0; vl < pt.data_vls; ++vl) {
+        PortSummary ps;
+        ps.device = d->name();
+        ps.peer = s.topo.nodes[pt.link.peer_lp].name;
+        ps.port = p;
+        ps.vl = vl;
+        if (!pt.stats.rx_occupancy.empty())
+          ps.mean_occupancy_blocks = pt.stats.rx_occupancy[vl].MeanOverall(s.duration);
+        if (!pt.stats.credit_stalled.empty())
+          ps.credit_stalled_fraction = pt.stats.credit_stalled[vl].MeanOverall(s.duration);
+        for (int c = 0; c < pt.classes; ++c)
+          ps.high_water_blocks = std::max(ps.high_water_blocks, pt.rx[pt.Slot(vl, c)].high_water);
+        // Port-wide counters are reported on VL 0's row.
+        if (vl == 0) {
+          ps.tx_bytes = pt.stats.tx_bytes;
+          ps.tx_packets = pt.stats.tx_packets;
+          ps.tx_fc_packets = pt.stats.tx_fc_packets;
+          ps.credit_violations = pt.stats.credit_violations;
+          ps.dropped = pt.stats.dropped_no_route;
+        }
+        out.push_back(ps);
+      }
+    }
+  }
+  return out;
 }
 
 RunResult RunEmbedded(const scenario::Scenario& s, const RunOptions& o) {
   RunResult r;
   auto t0 = std::chrono::steady_clock::now();
-  r.fabric = BuildFabric(s);
-  Fabric& f = *r.fabric;
+  std::unique_ptr<Fabric> fab = BuildFabric(s);
+  Fabric& f = *fab;
   engine::Partition part(f.devices.size());
   capture::PcapWriter pcap;
   std::unique_ptr<PcapTap> tap;
@@ -85,7 +118,10 @@ RunResult RunEmbedded(const scenario::Scenario& s, const RunOptions& o) {
     d->FinishStats(s.duration);
     for (int p = 1; p <= d->num_ports(); ++p) r.packet_hops += d->port(p).stats.tx_packets;
   }
-  r.digest = CombineDigests(f);
+  for (auto& d : f.devices) r.lp_digests.push_back(d->digest());
+  r.digest = CombineDigests(r.lp_digests);
+  r.ports = SummarizePorts(f, s);
+  r.flows = std::move(f.flows);
   r.events = part.events();
   r.pcap_packets = pcap.packets();
   r.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

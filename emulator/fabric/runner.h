@@ -14,20 +14,38 @@ struct RunOptions {
   PacketTap* tap = nullptr;  // sees what the capture sees (same packets, same time window)
 };
 
+// What a port did over the run, per VL: the same numbers whichever process ran the device.
+struct PortSummary {
+  std::string device, peer;
+  int port = 0, vl = 0;
+  double mean_occupancy_blocks = 0;
+  uint32_t high_water_blocks = 0;
+  double credit_stalled_fraction = 0;
+  uint64_t tx_bytes = 0, tx_packets = 0, tx_fc_packets = 0, credit_violations = 0, dropped = 0;
+};
+
 struct RunResult {
-  std::unique_ptr<Fabric> fabric;
+  results::FlowTable flows;
+  std::vector<PortSummary> ports;    // in device order, then port, then VL
+  std::vector<uint64_t> lp_digests;  // [LP id]
+  std::string mode = "embedded";
+  int partitions = 1;
   uint64_t digest = 0;
   uint64_t events = 0;
   uint64_t packet_hops = 0;  // data packets put on a link, summed over all links
   uint64_t pcap_packets = 0;
   double wall_seconds = 0;
-  long peak_rss_kb = 0;
+  long peak_rss_kb = 0;  // the largest of the processes
+  // Partitioned runs: event frames, their bytes and batches sent between processes.
+  uint64_t cross_frames = 0, cross_frame_bytes = 0, cross_batches = 0;
 };
 
 RunResult RunEmbedded(const scenario::Scenario& s, const RunOptions& o);
 
 // Digest of a run: the LPs' digests combined in LP order.
-uint64_t CombineDigests(const Fabric& f);
+uint64_t CombineDigests(const std::vector<uint64_t>& lp_digests);
+// The port summaries of the devices built in `f` (those a partition ran).
+std::vector<PortSummary> SummarizePorts(const Fabric& f, const scenario::Scenario& s);
 long PeakRssKb();
 
 }  // namespace ibemu::fabric

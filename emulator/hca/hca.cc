@@ -62,8 +62,10 @@ void Hca::ScheduleNextArrival(uint32_t source, SimTime after) {
 }
 
 uint16_t Hca::PickDestination(SourceState& s) {
-  while (s.phase + 1 < s.cfg.phases.size() && s.cfg.phases[s.phase + 1].from <= now()) ++s.phase;
-  const TrafficSource::Phase& ph = s.cfg.phases[s.phase];
+  SimTime t = s.cfg.cycle > 0 ? now() % s.cfg.cycle : now();
+  size_t k = 0;
+  while (k + 1 < s.cfg.phases.size() && s.cfg.phases[k + 1].from <= t) ++k;
+  const TrafficSource::Phase& ph = s.cfg.phases[k];
   if (ph.dlids.size() == 1) return ph.dlids[0];
   if (ph.cum_weights.empty())
     return ph.dlids[static_cast<size_t>(Uniform01() * static_cast<double>(ph.dlids.size()))];
@@ -258,9 +260,8 @@ void Hca::OnPacket(int p, Packet* pkt) {
   SimTime done = pkt->tail_arrival;
   if (pkt->payload_len > 0) {
     // The host takes packets in arrival order at its own rate; until it has, they hold credits.
-    PortState& ps = pstate_[p];
-    done = std::max(pkt->tail_arrival, ps.sink_free_at) + cfg_.host_rx.Time(pkt->payload_len);
-    ps.sink_free_at = done;
+    done = std::max(pkt->tail_arrival, sink_free_at_) + cfg_.host_rx.Time(pkt->payload_len);
+    sink_free_at_ = done;
   }
   Post(id(), done, kSinkDone, static_cast<uint16_t>(p), 0, 0, pkt);
 }
@@ -280,7 +281,8 @@ void Hca::Deliver(int p, Packet* pkt) {
     wire::Lrh lrh = pkt->lrh();
     Packet* ack = NewPacket();
     uint8_t sl = lrh.sl();
-    BuildRcAck(ack, lids_[p], lrh.slid(), sl, sl2vl_[p][sl], bth.dest_qp(), bth.psn(), ++ps.msn);
+    uint32_t& msn = msn_[uint64_t{lrh.slid()} << 24 | bth.dest_qp()];
+    BuildRcAck(ack, lids_[p], lrh.slid(), sl, sl2vl_[p][sl], bth.dest_qp(), bth.psn(), ++msn);
     ack->id = NextPacketId();
     ack->created = now();
     int dest = ctx_->DestIndex(lrh.slid());

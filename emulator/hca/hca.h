@@ -50,7 +50,6 @@ class Hca : public fabric::Device {
   struct SourceState {
     TrafficSource cfg;
     bool waiting = false;  // a saturating source whose last message is still being segmented
-    size_t phase = 0;
   };
   struct QueuePair {
     uint32_t source = 0;
@@ -76,8 +75,6 @@ class Hca : public fabric::Device {
     engine::PacketQueue control;  // ACKs (and CNPs): sent before data on their VL
     std::vector<Ring> rings;      // [VL]
     std::unique_ptr<policy::VlArbiter> vlarb;
-    SimTime sink_free_at = 0;
-    uint32_t msn = 0;
   };
 
   void HandleDevice(const fabric::Event& e) override;
@@ -104,7 +101,10 @@ class Hca : public fabric::Device {
   std::vector<SourceState> sources_;
   std::vector<QueuePair> qps_;
   std::unordered_map<uint64_t, uint32_t> qp_index_;
-  SimTime dma_free_at_ = 0;
+  SimTime dma_free_at_ = 0;   // host -> HCA (PCIe reads), shared by all ports
+  SimTime sink_free_at_ = 0;  // HCA -> host (PCIe writes), shared by all ports
+  // Message sequence number of each responder QP, keyed by requester LID and QP (AETH MSN).
+  std::unordered_map<uint64_t, uint32_t> msn_;
   std::mt19937_64 rng_;
 };
 

@@ -40,6 +40,7 @@ struct TrafficSource {
     std::vector<uint32_t> cum_weights;  // same length as dlids; empty = equal weights
   };
   std::vector<Phase> phases;
+  SimTime cycle = 0;  // > 0: the phases repeat with this period (windy and moving trees)
 };
 
 }  // namespace ibemu::hca

@@ -31,7 +31,8 @@ class VlArbiter {
  public:
   virtual ~VlArbiter() = default;
   // Picks one VL from `eligible` (bit v set: VL v has a packet that may be sent now), or -1.
-  // VL15 is handled by the caller: it always goes first (IBA 7.6.9).
+  // VL15 is not arbitrated: it goes before any data VL (IBA 7.6.9). Until the management plane
+  // (issue 3) sends SMPs, devices drop VL15 packets and never offer VL15 here.
   virtual int Pick(uint32_t eligible) = 0;
   // Told after every packet so weights are charged in the units the spec uses.
   virtual void Sent(int vl, uint32_t bytes) = 0;

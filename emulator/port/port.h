@@ -26,7 +26,6 @@ struct PortStats {
   uint64_t tx_fc_packets = 0, rx_fc_packets = 0;
   uint64_t credit_violations = 0;  // packets that arrived with no room: a peer bug, never expected
   uint64_t dropped_no_route = 0;
-  results::BinnedCounter tx_bytes_series;
   std::vector<results::BinnedIntegral> rx_occupancy;    // blocks, per VL
   std::vector<results::BinnedIntegral> credit_stalled;  // 1 while a packet waits for credits
 };
@@ -40,6 +39,7 @@ struct Port {
   SimTime wake_at = -1;
   std::vector<TxCredits> tx;  // [vl * classes + class]
   std::vector<RxCredits> rx;
+  std::vector<uint32_t> vl_used;  // receive buffer blocks in use per VL, all credit classes
   PortStats stats;
 
   int Slot(int vl, int cls) const { return vl * classes + cls; }

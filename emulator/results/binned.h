@@ -22,6 +22,7 @@ class BinnedCounter {
     if (i < v_.size()) v_[i] += n;
   }
   const std::vector<int64_t>& values() const { return v_; }
+  std::vector<int64_t>& mutable_values() { return v_; }
   int64_t total() const {
     int64_t s = 0;
     for (int64_t x : v_) s += x;

@@ -27,6 +27,18 @@ class LatencyHistogram {
     if (o.max_ > max_) max_ = o.max_;
   }
   uint64_t count() const { return n_; }
+  int64_t sum() const { return sum_; }
+  const std::vector<uint64_t>& counts() const { return counts_; }
+  // Rebuilds a histogram sent from another process.
+  static LatencyHistogram FromRaw(std::vector<uint64_t> counts, uint64_t n, int64_t sum,
+                                  int64_t max) {
+    LatencyHistogram h;
+    h.counts_ = std::move(counts);
+    h.n_ = n;
+    h.sum_ = sum;
+    h.max_ = max;
+    return h;
+  }
   int64_t max() const { return max_; }
   double mean() const { return n_ ? static_cast<double>(sum_) / n_ : 0; }
   // Upper edge of the bucket holding the q-quantile.

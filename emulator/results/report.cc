@@ -34,7 +34,7 @@ std::string Hex(uint64_t v) {
 
 std::vector<FlowSummary> Summarize(const scenario::Scenario& s, const fabric::RunResult& r) {
   std::vector<FlowSummary> out;
-  const FlowTable& ft = r.fabric->flows;
+  const FlowTable& ft = r.flows;
   // The window is whole bins, so the summary matches the CSV exactly.
   SimTime from = s.measure_from / s.interval * s.interval;
   SimTime to = std::min(s.duration, (s.measure_to + s.interval - 1) / s.interval * s.interval);
@@ -78,7 +78,13 @@ void PrintTable(const scenario::Scenario& s, const fabric::RunResult& r, std::os
   out << "events " << r.events << "  packet-hops " << r.packet_hops << "  wall "
       << std::setprecision(3) << r.wall_seconds << " s  peak RSS " << r.peak_rss_kb / 1024
       << " MiB\n";
-  out << "digest " << Hex(r.digest) << "\n";
+  if (r.cross_batches)
+    out << "cross-process: " << r.cross_frames << " event frames, " << r.cross_frame_bytes
+        << " bytes (" << (r.cross_frames ? r.cross_frame_bytes / r.cross_frames : 0)
+        << " per frame incl. batch headers), " << r.cross_batches << " batches\n";
+  out << "digest " << Hex(r.digest) << "  (" << r.mode;
+  if (r.mode != "embedded") out << ", " << r.partitions << " processes";
+  out << ")\n";
 }
 
 std::vector<std::string> WriteOutputs(const scenario::Scenario& s, const fabric::RunResult& r,
@@ -86,7 +92,7 @@ std::vector<std::string> WriteOutputs(const scenario::Scenario& s, const fabric:
   namespace fs = std::filesystem;
   std::vector<std::string> written;
   fs::create_directories(dir);
-  const FlowTable& ft = r.fabric->flows;
+  const FlowTable& ft = r.flows;
   int bins = s.bins();
 
   std::string flows_csv = (fs::path(dir) / "flows.csv").string();
@@ -112,34 +118,21 @@ std::vector<std::string> WriteOutputs(const scenario::Scenario& s, const fabric:
     std::ofstream f(ports_csv);
     f << "device,port,vl,peer,mean_occupancy_blocks,high_water_blocks,credit_stalled_fraction,"
          "tx_gbps,tx_packets,tx_fc_packets,credit_violations,dropped\n";
-    for (const auto& d : r.fabric->devices) {
-      for (int p = 1; p <= d->num_ports(); ++p) {
-        const port::Port& pt = d->port(p);
-        if (!pt.link.connected) continue;
-        const std::string& peer = r.fabric->devices[pt.link.peer_lp]->name();
-        for (int vl = 0; vl < pt.data_vls; ++vl) {
-          double occ =
-              pt.stats.rx_occupancy.empty() ? 0 : pt.stats.rx_occupancy[vl].MeanOverall(s.duration);
-          double stall = pt.stats.credit_stalled.empty()
-                             ? 0
-                             : pt.stats.credit_stalled[vl].MeanOverall(s.duration);
-          uint32_t hw = 0;
-          for (int c = 0; c < pt.classes; ++c) hw = std::max(hw, pt.rx[pt.Slot(vl, c)].high_water);
-          double gbps = Gbps(static_cast<int64_t>(pt.stats.tx_bytes), s.duration);
-          f << d->name() << "," << p << "," << vl << "," << peer << "," << occ << "," << hw << ","
-            << stall << "," << gbps << "," << pt.stats.tx_packets << "," << pt.stats.tx_fc_packets
-            << "," << pt.stats.credit_violations << "," << pt.stats.dropped_no_route << "\n";
-          ports.push_back({{"device", d->name()},
-                           {"port", p},
-                           {"vl", vl},
-                           {"peer", peer},
-                           {"mean_occupancy_blocks", occ},
-                           {"high_water_blocks", hw},
-                           {"credit_stalled_fraction", stall},
-                           {"tx_gbps", gbps},
-                           {"credit_violations", pt.stats.credit_violations}});
-        }
-      }
+    for (const fabric::PortSummary& p : r.ports) {
+      double gbps = Gbps(static_cast<int64_t>(p.tx_bytes), s.duration);
+      f << p.device << "," << p.port << "," << p.vl << "," << p.peer << ","
+        << p.mean_occupancy_blocks << "," << p.high_water_blocks << "," << p.credit_stalled_fraction
+        << "," << gbps << "," << p.tx_packets << "," << p.tx_fc_packets << ","
+        << p.credit_violations << "," << p.dropped << "\n";
+      ports.push_back({{"device", p.device},
+                       {"port", p.port},
+                       {"vl", p.vl},
+                       {"peer", p.peer},
+                       {"mean_occupancy_blocks", p.mean_occupancy_blocks},
+                       {"high_water_blocks", p.high_water_blocks},
+                       {"credit_stalled_fraction", p.credit_stalled_fraction},
+                       {"tx_gbps", gbps},
+                       {"credit_violations", p.credit_violations}});
     }
   }
   written.push_back(ports_csv);
@@ -152,6 +145,8 @@ std::vector<std::string> WriteOutputs(const scenario::Scenario& s, const fabric:
     j["seed"] = s.seed;
     j["duration_ms"] = static_cast<double>(s.duration) / 1e9;
     j["digest"] = Hex(r.digest);
+    j["mode"] = r.mode;
+    j["partitions"] = r.partitions;
     j["events"] = r.events;
     j["packet_hops"] = r.packet_hops;
     j["wall_seconds"] = r.wall_seconds;

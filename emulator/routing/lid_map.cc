@@ -1,5 +1,8 @@
 #include "emulator/routing/lid_map.h"
 
+#include <stdexcept>
+#include <string>
+
 namespace ibemu::routing {
 
 LidMap LidMap::Assign(const topology::Topology& t) {
@@ -21,6 +24,11 @@ LidMap LidMap::Assign(const topology::Topology& t) {
       m.owner.push_back({static_cast<int>(n), p});
     }
   }
+  // Unicast LIDs are 0x0001..0xBFFF (IBA 4.1.3); beyond that lie the multicast LIDs.
+  if (m.owner.size() - 1 > kMaxUnicastLid)
+    throw std::invalid_argument("the fabric needs " + std::to_string(m.owner.size() - 1) +
+                                " LIDs (one per switch and per CA port); unicast LIDs stop at " +
+                                std::to_string(kMaxUnicastLid));
   return m;
 }
 

@@ -9,6 +9,8 @@
 
 namespace ibemu::routing {
 
+constexpr size_t kMaxUnicastLid = 0xBFFF;
+
 struct LidMap {
   std::vector<std::vector<uint16_t>> lid;  // [node][port]: LID (switches: port 0 only), 0 = none
   struct Owner {

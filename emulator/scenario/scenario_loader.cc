@@ -303,8 +303,11 @@ void Loader::LoadFabric(const YAML::Node& n, Scenario* s) {
   if (va.IsDefined()) {
     CheckKeys(va, "fabric.vlarb", {"policy", "high", "low", "limit_of_high_priority"});
     vlarb = PolicyName(va, "policy", "fabric.vlarb", "vlarb.ib", policy::VlArbiterRegistry::Get());
-    vc.limit_of_high_priority =
-        static_cast<uint8_t>(Get<int>(va, "limit_of_high_priority", "fabric.vlarb", 0));
+    int limit = Get<int>(va, "limit_of_high_priority", "fabric.vlarb", 0);
+    if (limit < 0 || limit > 255)
+      Fail(va["limit_of_high_priority"], "fabric.vlarb.limit_of_high_priority",
+           "must be 0..255 (units of 4 KiB; 255 = unlimited)");
+    vc.limit_of_high_priority = static_cast<uint8_t>(limit);
     for (const char* which : {"high", "low"}) {
       YAML::Node t = va[which];
       if (!t.IsDefined()) continue;
@@ -313,7 +316,13 @@ void Loader::LoadFabric(const YAML::Node& n, Scenario* s) {
       for (size_t i = 0; i < t.size(); ++i) {
         std::string ep = path + "[" + std::to_string(i) + "]";
         if (!t[i].IsSequence() || t[i].size() != 2) Fail(t[i], ep, "need [VL, weight]");
-        int vl = t[i][0].as<int>(), w = t[i][1].as<int>();
+        int vl = 0, w = 0;
+        try {
+          vl = t[i][0].as<int>();
+          w = t[i][1].as<int>();
+        } catch (const YAML::Exception&) {
+          Fail(t[i], ep, "need [VL, weight] as two numbers");
+        }
         if (vl < 0 || vl >= s->data_vls)
           Fail(t[i], ep,
                "VL " + std::to_string(vl) + " is beyond the " + std::to_string(s->data_vls) +
@@ -453,6 +462,7 @@ void Loader::LoadTrafficEntry(const YAML::Node& n, const std::string& path, Scen
   struct Src {
     Endpoint ep;
     std::vector<hca::TrafficSource::Phase> phases;
+    SimTime cycle = 0;
   };
   std::vector<Src> srcs;
   auto without = [](const std::vector<Endpoint>& v, uint16_t lid) {
@@ -552,17 +562,17 @@ void Loader::LoadTrafficEntry(const YAML::Node& n, const std::string& path, Scen
     if (kind == "windy" && period <= 0) Fail(n, path + ".period", "windy trees need a period");
     if (kind != "silent" && kind != "moving" && kind != "windy")
       Fail(n["kind"], path + ".kind", "'" + kind + "': use silent, windy or moving");
-    SimTime end = std::min(base.stop, s->duration);
+    // One cycle of phases; the HCA repeats it for as long as the source runs.
+    SimTime step = kind == "moving" ? life : period;
+    size_t steps = kind == "moving" ? hot.size() : 2;
     for (auto& e : from) {
       std::vector<hca::TrafficSource::Phase> phases;
       if (kind == "silent") {
         phases.push_back({0, without(hot, e.lid), {}});
       } else {
-        SimTime step = kind == "moving" ? life : period;
-        size_t k = 0;
-        for (SimTime t = 0; t < end; t += step, ++k) {
+        for (size_t k = 0; k < steps; ++k) {
           hca::TrafficSource::Phase ph;
-          ph.from = t;
+          ph.from = static_cast<SimTime>(k) * step;
           if (kind == "moving")
             ph.dlids = without({hot[k % hot.size()]}, e.lid);
           else
@@ -573,7 +583,8 @@ void Loader::LoadTrafficEntry(const YAML::Node& n, const std::string& path, Scen
       }
       bool empty = false;
       for (auto& ph : phases) empty = empty || ph.dlids.empty();
-      if (!empty) srcs.push_back({e, phases});
+      if (!empty)
+        srcs.push_back({e, phases, kind == "silent" ? 0 : step * static_cast<SimTime>(steps)});
     }
   } else {
     Fail(n["pattern"], path + ".pattern",
@@ -585,6 +596,7 @@ void Loader::LoadTrafficEntry(const YAML::Node& n, const std::string& path, Scen
     hca::TrafficSource ts = base;
     ts.port = src.ep.port;
     ts.phases = src.phases;
+    ts.cycle = src.cycle;
     if (load > 0) {
       int node = s->topo.FindNode(src.ep.node);
       const topology::Cable* c = s->topo.CableAt({node, src.ep.port});

@@ -117,17 +117,26 @@ void Switch::Register(Queue* q) {
   Arbitrate(h->out_port);
 }
 
-bool Switch::CanServe(int out, int vl, int in) const {
+// The first queue of `in` requesting `out` on `vl` whose head can go now, or null. With one credit
+// class (standard IB) only the oldest request matters; with per-destination classes (VOQnet) a
+// queue whose destination is out of credits must not hold back the others behind it.
+Switch::Queue* Switch::Servable(int out, int vl, int in) const {
   const ReqList& r = outputs_[out].req[vl][in];
-  if (!r.first) return false;
-  const Packet* h = r.first->q.head;
+  if (!r.first) return nullptr;
   const port::Port& pt = ports_[out];
-  // A transfer may start when the input can supply the packet no slower than the output link
-  // drains it: an input faster than its outputs feeds several at once, a slower one only when idle.
-  uint32_t bytes = h->wire_bytes();
-  SimTime slack = std::max<SimTime>(0, pt.link.rate.SerializationTime(bytes) - ReadTime(in, bytes));
-  if (inputs_[in].read_free_at > now() + slack) return false;
-  return pt.tx[pt.Slot(vl, h->credit_class)].Fits(h->blocks());
+  for (Queue* q = r.first; q; q = q->next_req) {
+    const Packet* h = q->q.head;
+    // A transfer may start when the input can supply the packet no slower than the output link
+    // drains it: an input faster than its outputs feeds several at once, a slower one only
+    // when idle.
+    uint32_t bytes = h->wire_bytes();
+    SimTime slack =
+        std::max<SimTime>(0, pt.link.rate.SerializationTime(bytes) - ReadTime(in, bytes));
+    if (inputs_[in].read_free_at > now() + slack) return nullptr;
+    if (pt.tx[pt.Slot(vl, h->credit_class)].Fits(h->blocks())) return q;
+    if (pt.classes == 1) return nullptr;
+  }
+  return nullptr;
 }
 
 void Switch::Arbitrate(int out) {
@@ -146,7 +155,7 @@ void Switch::Arbitrate(int out) {
     for (int in = 1; in < n; ++in) {
       const ReqList& r = o.req[vl][in];
       if (!r.first) continue;
-      if (CanServe(out, vl, in)) {
+      if (Servable(out, vl, in)) {
         eligible |= 1u << vl;
         break;
       }
@@ -158,13 +167,15 @@ void Switch::Arbitrate(int out) {
   if (!eligible) return;
   int vl = o.vlarb->Pick(eligible);
   if (vl < 0) return;
-  int in = o.xbar->Pick(vl, n, [&](int i) { return i > 0 && CanServe(out, vl, i); });
+  int in = o.xbar->Pick(vl, n, [&](int i) { return i > 0 && Servable(out, vl, i) != nullptr; });
   if (in <= 0) return;
 
   ReqList& r = o.req[vl][in];
-  Queue* q = r.first;
-  r.first = q->next_req;
-  if (!r.first) r.last = nullptr;
+  Queue* q = Servable(out, vl, in);
+  Queue* prev = nullptr;
+  for (Queue* x = r.first; x != q; x = x->next_req) prev = x;
+  (prev ? prev->next_req : r.first) = q->next_req;
+  if (r.last == q) r.last = prev;
   q->next_req = nullptr;
   q->registered = false;
   --o.pending[vl];

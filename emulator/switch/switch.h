@@ -61,8 +61,8 @@ class Switch : public fabric::Device {
   };
   struct Input {
     std::vector<std::vector<Queue>> vl;  // [input VL][queue]
-    // The crossbar input's read bandwidth (input link rate x speedup) is shared by the transfers
-    // it feeds; this is when the reads granted so far will be done.
+    // The crossbar input's read bandwidth (see ReadTime) is shared by the transfers it feeds;
+    // this is when the reads granted so far will be done.
     SimTime read_free_at = 0;
     int next_poke = 0;
   };
@@ -86,7 +86,7 @@ class Switch : public fabric::Device {
   }
   void HeadChanged(Queue* q);
   void Register(Queue* q);
-  bool CanServe(int out, int vl, int in) const;
+  Queue* Servable(int out, int vl, int in) const;
   // Crossbar ports run at the switch's fastest link rate times the speedup: the internal
   // datapath is built for the fastest port, slower links just fill it less.
   SimTime ReadTime(int in, uint32_t bytes) const {

@@ -37,11 +37,10 @@ inline Outcome RunScenario(const std::string& rel,
 
 // Every port of every device: no packet arrived without credits, no FC packet disagreed with the
 // receiver's count. Failures name the port.
-inline std::string CreditViolations(const fabric::Fabric& f) {
+inline std::string CreditViolations(const fabric::RunResult& r) {
   std::string bad;
-  for (const auto& d : f.devices)
-    for (int p = 1; p <= d->num_ports(); ++p)
-      if (d->port(p).stats.credit_violations) bad += d->name() + "[" + std::to_string(p) + "] ";
+  for (const auto& p : r.ports)
+    if (p.credit_violations) bad += p.device + "[" + std::to_string(p.port) + "] ";
   return bad;
 }
 

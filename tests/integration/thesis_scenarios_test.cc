@@ -20,7 +20,7 @@ TEST(Fig24, ContributorsShareTheHotLinkAndTheColdFlowCollapsesToAThird) {
   // with, a 66 2/3 % drop from the 15.8 Gbit/s its own path could carry.
   EXPECT_NEAR(o.flows["E1-E4"].rx_gbps, third, 0.03 * third);
   EXPECT_NEAR(o.flows["E1-E4"].rx_gbps, o.flows["E2-E5"].rx_gbps, 0.02 * third);
-  EXPECT_EQ(CreditViolations(*o.run.fabric), "");
+  EXPECT_EQ(CreditViolations(o.run), "");
 }
 
 TEST(Fig24, VoqnetKeepsTheColdFlowAtFullRate) {
@@ -29,7 +29,7 @@ TEST(Fig24, VoqnetKeepsTheColdFlowAtFullRate) {
   for (const char* f : {"E2-E5", "E6-E5", "E7-E5"})
     EXPECT_NEAR(o.flows[f].rx_gbps, third, 0.03 * third) << f;
   EXPECT_GT(o.flows["E1-E4"].rx_gbps, 0.98 * kDdrPayloadGbps);
-  EXPECT_EQ(CreditViolations(*o.run.fabric), "");
+  EXPECT_EQ(CreditViolations(o.run), "");
 }
 
 TEST(Fig24, SingleQueueInputsBlockTheColdFlowToo) {
@@ -52,7 +52,7 @@ TEST(TestBedScenario1, ParkingLotSplitWithRoundRobin) {
   EXPECT_NEAR(o.flows["F3"].rx_gbps, host / 6, 0.03 * host / 6);
   // The victim F1 never touches H5 but is held to F2's rate by HoL blocking at S1.
   EXPECT_NEAR(o.flows["F1"].rx_gbps, o.flows["F2"].rx_gbps, 0.05 * host / 6);
-  EXPECT_EQ(CreditViolations(*o.run.fabric), "");
+  EXPECT_EQ(CreditViolations(o.run), "");
 }
 
 TEST(TestBedScenario1, VictimRunsAtHostRateWhileAlone) {

@@ -39,7 +39,7 @@ void RegisterInputQueuings() {
   r.Add("queuing.voqsw", "virtual output queues per input VL (default; no low-order HoL)",
         [] { return std::make_unique<VoqSwitch>(); });
   r.Add("queuing.voqnet",
-        "a queue and a buffer share per destination, credits per destination (no HoL at all)",
+        "a queue, a whole VL buffer and credits per destination (no HoL at all; not IB)",
         [] { return std::make_unique<VoqNet>(); });
 }
 

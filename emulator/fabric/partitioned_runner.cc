@@ -1,0 +1,554 @@
+#include "emulator/fabric/partitioned_runner.h"
+
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <stdexcept>
+#include <zmq.hpp>
+
+#include "control.pb.h"
+#include "emulator/engine/event_codec.h"
+#include "emulator/engine/partition.h"
+
+namespace ibemu::fabric {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr auto kHeartbeatEvery = std::chrono::seconds(1);
+// A process silent this long is treated as dead (covers hosts the launcher cannot waitpid).
+constexpr auto kSilenceLimit = std::chrono::seconds(20);
+
+void SendProto(zmq::socket_t& s, const google::protobuf::Message& m) {
+  std::string b = m.SerializeAsString();
+  s.send(zmq::buffer(b), zmq::send_flags::none);
+}
+
+// Per pair of partitions, the smallest latency of the cables between them: the lookahead.
+std::vector<std::vector<SimTime>> Lookahead(const scenario::Scenario& s,
+                                            const std::vector<uint32_t>& part, uint32_t n) {
+  std::vector<std::vector<SimTime>> la(n, std::vector<SimTime>(n, INT64_MAX));
+  for (const topology::Cable& c : s.topo.cables) {
+    uint32_t a = part[c.a.node], b = part[c.b.node];
+    if (a == b) continue;
+    SimTime l = link::PropagationDelay(c.length_m) + s.phy_latency;
+    la[a][b] = std::min(la[a][b], l);
+    la[b][a] = std::min(la[b][a], l);
+  }
+  return la;
+}
+
+std::string DescribeStatus(int status) {
+  if (WIFEXITED(status)) return "exited with status " + std::to_string(WEXITSTATUS(status));
+  if (WIFSIGNALED(status)) {
+    const char* n = strsignal(WTERMSIG(status));
+    return "was killed by signal " + std::to_string(WTERMSIG(status)) + " (" + (n ? n : "?") + ")";
+  }
+  return "stopped";
+}
+
+// The devices a partition holds, for messages that name a failed process.
+std::string Members(const scenario::Scenario& s, const std::vector<uint32_t>& part, uint32_t p) {
+  std::string m;
+  int shown = 0, total = 0;
+  for (size_t i = 0; i < part.size(); ++i) {
+    if (part[i] != p) continue;
+    if (shown < 6) m += (shown++ ? ", " : "") + s.topo.nodes[i].name;
+    ++total;
+  }
+  if (total > shown) m += ", ... (" + std::to_string(total) + " devices)";
+  return m;
+}
+
+class ZmqRemote : public engine::RemoteSink {
+ public:
+  ZmqRemote(const std::vector<uint32_t>& part, uint32_t self, uint32_t n)
+      : part_(part), writers_(n) {
+    for (auto& w : writers_) w.Reset(self);
+    self_ = self;
+  }
+  void Send(const engine::Event& e) override { writers_[part_[e.lp]].Add(e); }
+  engine::BatchWriter& writer(uint32_t p) { return writers_[p]; }
+
+ private:
+  const std::vector<uint32_t>& part_;
+  std::vector<engine::BatchWriter> writers_;
+  uint32_t self_ = 0;
+};
+
+scenario::Scenario LoadForWorker(const control::RunConfig& rc) {
+  scenario::Scenario s = scenario::LoadScenario(rc.scenario_path());
+  s.seed = rc.seed();
+  s.duration = rc.duration_ps();
+  s.measure_from = rc.measure_from_ps();
+  s.measure_to = rc.measure_to_ps();
+  s.plot = false;
+  s.pcap.clear();
+  return s;
+}
+
+void FillResult(const scenario::Scenario& s, const Fabric& f, const engine::Partition& part,
+                uint32_t self, control::Result* r) {
+  r->set_partition(self);
+  for (const auto& d : f.devices) {
+    if (!d) continue;
+    auto* lp = r->add_lps();
+    lp->set_lp(d->id());
+    lp->set_digest(d->digest());
+    lp->set_events(d->events_handled());
+    for (int p = 1; p <= d->num_ports(); ++p)
+      r->set_packet_hops(r->packet_hops() + d->port(p).stats.tx_packets);
+  }
+  for (size_t i = 0; i < f.flows.flows.size(); ++i) {
+    const results::FlowStats& fs = f.flows.flows[i];
+    auto* fr = r->add_flows();
+    fr->set_flow(static_cast<uint32_t>(i));
+    for (int64_t v : fs.rx_payload.values()) fr->add_rx_bins(v);
+    for (int64_t v : fs.tx_payload.values()) fr->add_tx_bins(v);
+    for (uint64_t v : fs.latency.counts()) fr->add_latency_counts(v);
+    fr->set_latency_n(fs.latency.count());
+    fr->set_latency_sum(fs.latency.sum());
+    fr->set_latency_max(fs.latency.max());
+    fr->set_rx_packets(fs.rx_packets);
+    fr->set_tx_packets(fs.tx_packets);
+    fr->set_messages(fs.messages);
+  }
+  for (const PortSummary& ps : SummarizePorts(f, s)) {
+    auto* pr = r->add_ports();
+    pr->set_lp(static_cast<uint32_t>(s.topo.FindNode(ps.device)));
+    pr->set_device(ps.device);
+    pr->set_peer(ps.peer);
+    pr->set_port(ps.port);
+    pr->set_vl(ps.vl);
+    pr->set_mean_occupancy_blocks(ps.mean_occupancy_blocks);
+    pr->set_high_water_blocks(ps.high_water_blocks);
+    pr->set_credit_stalled_fraction(ps.credit_stalled_fraction);
+    pr->set_tx_bytes(ps.tx_bytes);
+    pr->set_tx_packets(ps.tx_packets);
+    pr->set_tx_fc_packets(ps.tx_fc_packets);
+    pr->set_credit_violations(ps.credit_violations);
+    pr->set_dropped(ps.dropped);
+  }
+  r->set_events(part.events());
+  r->set_peak_rss_kb(PeakRssKb());
+}
+
+}  // namespace
+
+std::vector<uint32_t> AssignPartitions(const topology::Topology& t, int n, bool per_device) {
+  size_t lps = t.nodes.size();
+  std::vector<uint32_t> part(lps, 0);
+  if (per_device) {
+    for (size_t i = 0; i < lps; ++i) part[i] = static_cast<uint32_t>(i);
+    return part;
+  }
+  if (n <= 1) return part;
+  if (static_cast<size_t>(n) > lps)
+    throw std::invalid_argument("--partitions " + std::to_string(n) + ": the fabric has only " +
+                                std::to_string(lps) + " devices");
+  std::vector<int> sws = t.Switches();
+  if (sws.size() >= static_cast<size_t>(n)) {
+    // Switch groups (a switch and its CAs), dealt out in switch order to the lightest partition.
+    std::vector<int> owner(lps, -1);
+    std::vector<size_t> load(n, 0);
+    for (int sw : sws) {
+      std::vector<int> group{sw};
+      for (int p = 1; p <= t.nodes[sw].num_ports; ++p) {
+        topology::PortRef peer = t.Peer({sw, p});
+        if (peer.valid() && t.nodes[peer.node].type == topology::NodeType::kCa &&
+            owner[peer.node] < 0) {
+          owner[peer.node] = sw;
+          group.push_back(peer.node);
+        }
+      }
+      size_t best = static_cast<size_t>(std::min_element(load.begin(), load.end()) - load.begin());
+      for (int g : group) part[g] = static_cast<uint32_t>(best);
+      load[best] += group.size();
+      owner[sw] = sw;
+    }
+    for (size_t i = 0; i < lps; ++i)  // CAs not cabled to any switch
+      if (owner[i] < 0) {
+        size_t best =
+            static_cast<size_t>(std::min_element(load.begin(), load.end()) - load.begin());
+        part[i] = static_cast<uint32_t>(best);
+        ++load[best];
+      }
+    return part;
+  }
+  for (size_t i = 0; i < lps; ++i) part[i] = static_cast<uint32_t>(i * n / lps);
+  return part;
+}
+
+int RunWorker(const std::string& launcher, uint32_t self, const std::string& ipc_dir,
+              const std::string& bind_host) {
+  zmq::context_t ctx;
+  zmq::socket_t ctl(ctx, zmq::socket_type::dealer);
+  std::string id = "p" + std::to_string(self);
+  ctl.set(zmq::sockopt::routing_id, id);
+  ctl.set(zmq::sockopt::linger, 5000);
+  ctl.connect(launcher);
+  zmq::socket_t pull(ctx, zmq::socket_type::pull);
+  pull.set(zmq::sockopt::rcvhwm, 0);
+  std::string data_ep = ipc_dir.empty() ? "tcp://" + bind_host + ":*"
+                                        : "ipc://" + ipc_dir + "/data-" + std::to_string(self);
+  pull.bind(data_ep);
+  data_ep = pull.get(zmq::sockopt::last_endpoint);
+
+  auto fail = [&](const std::string& why) {
+    control::ToLauncher m;
+    m.mutable_error()->set_reason(why);
+    SendProto(ctl, m);
+    std::fprintf(stderr, "ibemu worker %u: %s\n", self, why.c_str());
+    return 1;
+  };
+
+  control::ToLauncher hello;
+  hello.mutable_hello()->set_partition(self);
+  hello.mutable_hello()->set_data_endpoint(data_ep);
+  hello.mutable_hello()->set_pid(getpid());
+  SendProto(ctl, hello);
+
+  zmq::message_t msg;
+  if (!ctl.recv(msg)) return 1;
+  control::ToProcess tp;
+  if (!tp.ParseFromArray(msg.data(), static_cast<int>(msg.size())) || !tp.has_run())
+    return fail("expected a run configuration from the launcher");
+  const control::RunConfig& rc = tp.run();
+
+  try {
+    scenario::Scenario s = LoadForWorker(rc);
+    std::vector<uint32_t> part(rc.lp_partition().begin(), rc.lp_partition().end());
+    uint32_t n = rc.num_partitions();
+    if (part.size() != s.topo.nodes.size()) return fail("partition map does not fit the topology");
+    std::vector<int> local;
+    for (size_t i = 0; i < part.size(); ++i)
+      if (part[i] == self) local.push_back(static_cast<int>(i));
+    std::unique_ptr<Fabric> f = BuildFabric(s, local);
+    engine::Partition eng(part.size());
+    for (int i : local) eng.Add(f->devices[i].get());
+    ZmqRemote remote(part, self, n);
+    eng.SetRemote(&remote);
+
+    auto la = Lookahead(s, part, n);
+    std::vector<uint32_t> nbrs;
+    for (uint32_t q = 0; q < n; ++q)
+      if (q != self && la[self][q] != INT64_MAX) nbrs.push_back(q);
+    std::map<uint32_t, zmq::socket_t> push;
+    for (uint32_t q : nbrs) {
+      zmq::socket_t p(ctx, zmq::socket_type::push);
+      p.set(zmq::sockopt::sndhwm, 0);
+      p.set(zmq::sockopt::linger, 5000);
+      p.connect(rc.data_endpoints(q));
+      push.emplace(q, std::move(p));
+    }
+    // Before any batch has arrived, a neighbour can send nothing earlier than its lookahead.
+    std::vector<SimTime> horizon(n, INT64_MAX), promised(n, -1);
+    for (uint32_t q : nbrs) horizon[q] = la[q][self];
+
+    control::ToLauncher res;
+    control::Result* result = res.mutable_result();
+    std::vector<engine::Event> inbox;
+    auto last_hb = Clock::now();
+    auto heartbeat = [&](SimTime clock) {
+      if (Clock::now() - last_hb < kHeartbeatEvery) return;
+      last_hb = Clock::now();
+      control::ToLauncher hb;
+      hb.mutable_heartbeat()->set_clock_ps(clock);
+      hb.mutable_heartbeat()->set_events(eng.events());
+      SendProto(ctl, hb);
+    };
+    auto min_horizon = [&] {
+      SimTime b = s.duration;
+      for (uint32_t q : nbrs) b = std::min(b, horizon[q]);
+      return b;
+    };
+
+    eng.StartAll();
+    zmq::pollitem_t items[] = {{pull.handle(), 0, ZMQ_POLLIN, 0}, {ctl.handle(), 0, ZMQ_POLLIN, 0}};
+    for (;;) {
+      SimTime bound = min_horizon();
+      eng.RunUntil(bound);
+      SimTime base = std::min(eng.NextEventTime(), bound);
+      for (uint32_t q : nbrs) {
+        SimTime promise = base >= INT64_MAX - la[self][q] ? INT64_MAX : base + la[self][q];
+        engine::BatchWriter& w = remote.writer(q);
+        if (w.count() == 0 && promise <= promised[q]) continue;
+        const std::string& b = w.Finish(promise);
+        push.at(q).send(zmq::buffer(b), zmq::send_flags::none);
+        result->set_frames_sent(result->frames_sent() + w.count());
+        result->set_frame_bytes_sent(result->frame_bytes_sent() + b.size());
+        result->set_batches_sent(result->batches_sent() + 1);
+        promised[q] = promise;
+        w.Reset(self);
+      }
+      heartbeat(bound);
+      if (bound >= s.duration) break;
+      while (min_horizon() <= bound) {
+        zmq::poll(items, 2, std::chrono::milliseconds(1000));
+        if (items[1].revents & ZMQ_POLLIN) {
+          zmq::message_t m;
+          if (ctl.recv(m, zmq::recv_flags::dontwait)) {
+            control::ToProcess c;
+            if (c.ParseFromArray(m.data(), static_cast<int>(m.size())) && c.has_abort()) {
+              std::fprintf(stderr, "ibemu worker %u: stopping: %s\n", self,
+                           c.abort().reason().c_str());
+              return 3;
+            }
+          }
+        }
+        if (items[0].revents & ZMQ_POLLIN) {
+          zmq::message_t m;
+          while (pull.recv(m, zmq::recv_flags::dontwait)) {
+            engine::Batch head;
+            inbox.clear();
+            if (!engine::DecodeBatch(m.data(), m.size(), &eng.pool(), &head, &inbox) ||
+                head.from >= n)
+              return fail("malformed event batch received");
+            for (const engine::Event& e : inbox) eng.Inject(e);
+            horizon[head.from] = std::max(horizon[head.from], head.promise);
+          }
+        }
+        if (getppid() == 1) return fail("the launcher is gone");
+        heartbeat(bound);
+      }
+    }
+    for (int i : local) f->devices[i]->FinishStats(s.duration);
+    FillResult(s, *f, eng, self, result);
+    SendProto(ctl, res);
+  } catch (const std::exception& e) {
+    return fail(e.what());
+  }
+  return 0;
+}
+
+RunResult RunPartitioned(const scenario::Scenario& s, const PartitionOptions& o) {
+  auto t0 = Clock::now();
+  if (!s.pcap.empty())
+    throw std::invalid_argument(
+        "--pcap works with the embedded fabric only; run without --partitions/--per-device");
+  std::vector<uint32_t> part = AssignPartitions(s.topo, o.partitions, o.per_device);
+  uint32_t n = *std::max_element(part.begin(), part.end()) + 1;
+
+  char tmpl[] = "/tmp/ibemu-XXXXXX";
+  if (!mkdtemp(tmpl)) throw std::runtime_error("cannot create a directory for ipc endpoints");
+  std::string dir = tmpl;
+  struct Cleanup {
+    std::string d;
+    ~Cleanup() { std::filesystem::remove_all(d); }
+  } cleanup{dir};
+
+  zmq::context_t ctx;
+  zmq::socket_t router(ctx, zmq::socket_type::router);
+  router.set(zmq::sockopt::linger, 0);
+  std::string ep =
+      o.transport == "tcp" ? "tcp://" + o.bind_host + ":*" : "ipc://" + dir + "/control";
+  router.bind(ep);
+  ep = router.get(zmq::sockopt::last_endpoint);
+
+  std::string exe =
+      o.exe.empty() ? std::filesystem::read_symlink("/proc/self/exe").string() : o.exe;
+  std::vector<pid_t> pids(n, -1);
+  std::vector<bool> finished(n, false);
+  for (uint32_t k = 0; k < n; ++k) {
+    pid_t pid = fork();
+    if (pid < 0) throw std::runtime_error("fork failed");
+    if (pid == 0) {
+      prctl(PR_SET_PDEATHSIG, SIGTERM);  // a launcher that dies takes its processes with it
+      std::string ks = std::to_string(k);
+      const char* ipc = o.transport == "tcp" ? "" : dir.c_str();
+      execl(exe.c_str(), "ibemu", "worker", "--launcher", ep.c_str(), "--partition", ks.c_str(),
+            "--ipc-dir", ipc, "--bind", o.bind_host.c_str(), static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    pids[k] = pid;
+  }
+
+  std::vector<Clock::time_point> last_seen(n, Clock::now());
+  auto abort_all = [&](const std::string& why) {
+    for (uint32_t k = 0; k < n; ++k) {
+      if (pids[k] < 0) continue;
+      control::ToProcess m;
+      m.mutable_abort()->set_reason(why);
+      std::string id = "p" + std::to_string(k);
+      router.send(zmq::buffer(id), zmq::send_flags::sndmore | zmq::send_flags::dontwait);
+      SendProto(router, m);
+    }
+    auto until = Clock::now() + std::chrono::seconds(3);
+    for (uint32_t k = 0; k < n; ++k) {
+      while (pids[k] > 0 && Clock::now() < until) {
+        if (waitpid(pids[k], nullptr, WNOHANG) == pids[k])
+          pids[k] = -1;
+        else
+          usleep(20000);
+      }
+      if (pids[k] > 0) {
+        kill(pids[k], SIGKILL);
+        waitpid(pids[k], nullptr, 0);
+        pids[k] = -1;
+      }
+    }
+    throw std::runtime_error(why);
+  };
+  // Reaps children; a process that ended before sending its result is a failure.
+  auto check_children = [&] {
+    for (uint32_t k = 0; k < n; ++k) {
+      if (pids[k] < 0) continue;
+      int st = 0;
+      if (waitpid(pids[k], &st, WNOHANG) == pids[k]) {
+        pids[k] = -1;
+        if (!finished[k])
+          abort_all("emulator process for partition " + std::to_string(k) + " (pid " +
+                    std::to_string(getpid()) + " child; devices " + Members(s, part, k) + ") " +
+                    DescribeStatus(st) + "; the other processes were stopped");
+      }
+      if (!finished[k] && Clock::now() - last_seen[k] > kSilenceLimit)
+        abort_all("emulator process for partition " + std::to_string(k) + " (devices " +
+                  Members(s, part, k) + ") has been silent for " +
+                  std::to_string(kSilenceLimit.count()) + " s; the other processes were stopped");
+    }
+  };
+
+  auto recv_one = [&](std::string* from, control::ToLauncher* m) {
+    zmq::pollitem_t it{router.handle(), 0, ZMQ_POLLIN, 0};
+    for (;;) {
+      zmq::poll(&it, 1, std::chrono::milliseconds(100));
+      if (it.revents & ZMQ_POLLIN) {
+        zmq::message_t idm, body;
+        if (!router.recv(idm) || !router.recv(body)) continue;
+        *from = idm.to_string();
+        if (!m->ParseFromArray(body.data(), static_cast<int>(body.size()))) continue;
+        uint32_t k = static_cast<uint32_t>(std::stoul(from->substr(1)));
+        last_seen[k] = Clock::now();
+        if (m->has_error())
+          abort_all("emulator process for partition " + std::to_string(k) + " (devices " +
+                    Members(s, part, k) + ") failed: " + m->error().reason());
+        return k;
+      }
+      check_children();
+    }
+  };
+
+  std::vector<std::string> endpoints(n);
+  for (uint32_t got = 0; got < n;) {
+    std::string from;
+    control::ToLauncher m;
+    uint32_t k = recv_one(&from, &m);
+    if (m.has_hello()) {
+      endpoints[k] = m.hello().data_endpoint();
+      ++got;
+    }
+  }
+  control::ToProcess cfg;
+  control::RunConfig* rc = cfg.mutable_run();
+  rc->set_scenario_path(std::filesystem::absolute(s.file).string());
+  rc->set_seed(s.seed);
+  rc->set_duration_ps(s.duration);
+  rc->set_measure_from_ps(s.measure_from);
+  rc->set_measure_to_ps(s.measure_to);
+  rc->set_num_partitions(n);
+  for (uint32_t p : part) rc->add_lp_partition(p);
+  for (const auto& e : endpoints) rc->add_data_endpoints(e);
+  for (uint32_t k = 0; k < n; ++k) {
+    std::string id = "p" + std::to_string(k);
+    router.send(zmq::buffer(id), zmq::send_flags::sndmore);
+    SendProto(router, cfg);
+  }
+
+  RunResult r;
+  r.mode = o.per_device ? "per-device" : "partitioned";
+  r.partitions = static_cast<int>(n);
+  r.flows.Init(
+      [&] {
+        std::vector<std::string> names;
+        for (const auto& fi : s.flows) names.push_back(fi.name);
+        return names;
+      }(),
+      s.interval, s.bins());
+  r.lp_digests.assign(part.size(), 0);
+  std::vector<std::pair<uint32_t, PortSummary>> ports;
+  std::vector<SimTime> clocks(n, 0);
+  uint64_t frames = 0, frame_bytes = 0, batches = 0;
+  long rss = 0;
+  for (uint32_t done = 0; done < n;) {
+    std::string from;
+    control::ToLauncher m;
+    uint32_t k = recv_one(&from, &m);
+    if (m.has_heartbeat()) {
+      clocks[k] = m.heartbeat().clock_ps();
+      if (o.progress) {
+        SimTime c = *std::min_element(clocks.begin(), clocks.end());
+        std::fprintf(stderr, "\r  %5.1f%%  t=%.3f ms  (%u processes)", 100.0 * c / s.duration,
+                     static_cast<double>(c) / 1e9, n);
+      }
+      continue;
+    }
+    if (!m.has_result()) continue;
+    const control::Result& res = m.result();
+    finished[k] = true;
+    ++done;
+    for (const auto& lp : res.lps()) r.lp_digests[lp.lp()] = lp.digest();
+    for (const auto& fr : res.flows()) {
+      results::FlowStats fs;
+      fs.rx_payload.Init(s.interval, s.bins());
+      fs.tx_payload.Init(s.interval, s.bins());
+      for (int b = 0; b < fr.rx_bins_size() && b < s.bins(); ++b) {
+        fs.rx_payload.mutable_values()[b] = fr.rx_bins(b);
+        fs.tx_payload.mutable_values()[b] = fr.tx_bins(b);
+      }
+      fs.latency = results::LatencyHistogram::FromRaw(
+          {fr.latency_counts().begin(), fr.latency_counts().end()}, fr.latency_n(),
+          fr.latency_sum(), fr.latency_max());
+      fs.rx_packets = fr.rx_packets();
+      fs.tx_packets = fr.tx_packets();
+      fs.messages = fr.messages();
+      r.flows.flows[fr.flow()].Merge(fs);
+    }
+    for (const auto& pr : res.ports()) {
+      PortSummary ps;
+      ps.device = pr.device();
+      ps.peer = pr.peer();
+      ps.port = static_cast<int>(pr.port());
+      ps.vl = static_cast<int>(pr.vl());
+      ps.mean_occupancy_blocks = pr.mean_occupancy_blocks();
+      ps.high_water_blocks = pr.high_water_blocks();
+      ps.credit_stalled_fraction = pr.credit_stalled_fraction();
+      ps.tx_bytes = pr.tx_bytes();
+      ps.tx_packets = pr.tx_packets();
+      ps.tx_fc_packets = pr.tx_fc_packets();
+      ps.credit_violations = pr.credit_violations();
+      ps.dropped = pr.dropped();
+      ports.push_back({pr.lp(), ps});
+    }
+    r.events += res.events();
+    r.packet_hops += res.packet_hops();
+    frames += res.frames_sent();
+    frame_bytes += res.frame_bytes_sent();
+    batches += res.batches_sent();
+    rss = std::max<long>(rss, res.peak_rss_kb());
+  }
+  if (o.progress) std::fprintf(stderr, "\n");
+  for (uint32_t k = 0; k < n; ++k)
+    if (pids[k] > 0) waitpid(pids[k], nullptr, 0);
+  std::stable_sort(ports.begin(), ports.end(), [](const auto& a, const auto& b) {
+    if (a.first != b.first) return a.first < b.first;
+    if (a.second.port != b.second.port) return a.second.port < b.second.port;
+    return a.second.vl < b.second.vl;
+  });
+  for (auto& [lp, ps] : ports) r.ports.push_back(ps);
+  r.digest = CombineDigests(r.lp_digests);
+  r.cross_frames = frames;
+  r.cross_frame_bytes = frame_bytes;
+  r.cross_batches = batches;
+  r.wall_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  r.peak_rss_kb = std::max(rss, PeakRssKb());
+  return r;
+}
+
+}  // namespace ibemu::fabric

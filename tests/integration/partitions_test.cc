@@ -1,0 +1,140 @@
+// The same scenario gives the same event-trace digest and the same per-flow results in one
+// process, in three processes, and with one process per device; a process that dies stops the
+// run within seconds with a message naming it.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+namespace {
+
+struct CliRun {
+  int status = -1;
+  std::string out;
+};
+
+CliRun Cli(const std::string& args) {
+  CliRun r;
+  FILE* p = popen((std::string(IBEMU_BINARY) + " " + args + " 2>&1").c_str(), "r");
+  std::array<char, 4096> b;
+  while (fgets(b.data(), b.size(), p)) r.out += b.data();
+  int st = pclose(p);
+  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  return r;
+}
+
+std::string Line(const std::string& out, const std::string& prefix) {
+  std::istringstream in(out);
+  for (std::string l; std::getline(in, l);)
+    if (l.rfind(prefix, 0) == 0) return l;
+  return "";
+}
+
+std::string Digest(const std::string& out) {
+  std::string l = Line(out, "digest ");
+  return l.substr(7, 16);
+}
+
+// The flow rows of the result table: every number must match across modes.
+std::string FlowRows(const std::string& out) {
+  std::string rows;
+  std::istringstream in(out);
+  for (std::string l; std::getline(in, l);)
+    if (l.size() > 1 && l[0] == 'F' && isdigit(static_cast<unsigned char>(l[1]))) rows += l + "\n";
+  return rows;
+}
+
+TEST(Partitions, Scenario1HasOneDigestInOneProcessThreeProcessesAndOneProcessPerDevice) {
+  std::string scen = std::string(IBEMU_SOURCE_DIR) + "/configs/scenarios/testbed-scenario1.yaml";
+  std::string common = "run -q --no-plot " + scen + " -o /tmp/ibemu_partitions_test";
+  CliRun one = Cli(common);
+  CliRun three = Cli(common + " --partitions 3");
+  CliRun each = Cli(common + " --per-device");
+  ASSERT_EQ(one.status, 0) << one.out;
+  ASSERT_EQ(three.status, 0) << three.out;
+  ASSERT_EQ(each.status, 0) << each.out;
+  EXPECT_EQ(Digest(one.out).size(), 16u) << one.out;
+  EXPECT_EQ(Digest(three.out), Digest(one.out));
+  EXPECT_EQ(Digest(each.out), Digest(one.out));
+  EXPECT_NE(Line(three.out, "digest ").find("(partitioned, 3 processes)"), std::string::npos);
+  EXPECT_NE(Line(each.out, "digest ").find("(per-device, 9 processes)"), std::string::npos);
+  EXPECT_EQ(FlowRows(three.out), FlowRows(one.out));
+  EXPECT_EQ(FlowRows(each.out), FlowRows(one.out));
+  // The same events were handled: the counts before the wall-time figure agree.
+  auto counts = [](const std::string& l) { return l.substr(0, l.find("  wall")); };
+  EXPECT_EQ(counts(Line(three.out, "events ")), counts(Line(one.out, "events ")));
+  EXPECT_EQ(counts(Line(each.out, "events ")), counts(Line(one.out, "events ")));
+}
+
+TEST(Partitions, TcpTransportGivesTheSameDigest) {
+  std::string scen = std::string(IBEMU_SOURCE_DIR) + "/configs/scenarios/fig2_4.yaml";
+  std::string common =
+      "run -q --no-plot " + scen + " -o /tmp/ibemu_partitions_test --duration 300us";
+  CliRun one = Cli(common);
+  CliRun tcp = Cli(common + " --partitions 2 --transport tcp");
+  ASSERT_EQ(tcp.status, 0) << tcp.out;
+  EXPECT_EQ(Digest(tcp.out), Digest(one.out));
+}
+
+TEST(Partitions, AKilledProcessStopsTheRunWithAMessageNamingIt) {
+  std::string scen =
+      std::string(IBEMU_SOURCE_DIR) + "/configs/scenarios/testbed-scenario1-full.yaml";
+  std::string log = "/tmp/ibemu_kill_test.log";
+  pid_t launcher = fork();
+  if (launcher == 0) {
+    FILE* f = freopen(log.c_str(), "w", stderr);
+    (void)f;
+    dup2(2, 1);
+    execl(IBEMU_BINARY, "ibemu", "run", "-q", "--no-plot", scen.c_str(), "-o",
+          "/tmp/ibemu_kill_test_out", "--partitions", "2", static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  // Find a worker (a child of the launcher) once the run is going.
+  pid_t victim = -1;
+  for (int i = 0; i < 100 && victim < 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    FILE* p = popen(("pgrep -P " + std::to_string(launcher)).c_str(), "r");
+    int pid = -1;
+    if (p && fscanf(p, "%d", &pid) == 1) victim = pid;
+    if (p) pclose(p);
+  }
+  ASSERT_GT(victim, 0) << "no worker process appeared";
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  kill(victim, SIGKILL);
+  auto t0 = std::chrono::steady_clock::now();
+  int st = 0;
+  pid_t done = 0;
+  while ((done = waitpid(launcher, &st, WNOHANG)) == 0 &&
+         std::chrono::steady_clock::now() - t0 < std::chrono::seconds(15))
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  if (done == 0) {
+    kill(launcher, SIGKILL);
+    waitpid(launcher, &st, 0);
+    FAIL() << "the launcher did not stop within 15 s of a worker dying";
+  }
+  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_LT(secs, 5.0);
+  ASSERT_TRUE(WIFEXITED(st));
+  EXPECT_EQ(WEXITSTATUS(st), 2);
+  std::ifstream in(log);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("was killed by signal 9"), std::string::npos) << text;
+  EXPECT_NE(text.find("emulator process for partition"), std::string::npos) << text;
+  EXPECT_NE(text.find("devices "), std::string::npos) << text;
+  // No process of the run is left behind.
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  FILE* p = popen(("pgrep -P " + std::to_string(launcher)).c_str(), "r");
+  int stray = -1;
+  bool any = p && fscanf(p, "%d", &stray) == 1;
+  if (p) pclose(p);
+  EXPECT_FALSE(any);
+}
+
+}  // namespace
