@@ -57,7 +57,14 @@ int64_t LinkRate::data_bps() const {
   return static_cast<int64_t>(r / i.enc_total);
 }
 
-SimTime LinkRate::SerializationTime(int64_t bytes) const {
+LinkRate::LinkRate(Width w, Speed s) : width_(w), speed_(s) {
+  const SpeedInfo& i = Info(s);
+  num_per_byte_ = 8ull * static_cast<uint64_t>(kPsPerSec) * static_cast<uint64_t>(i.enc_total);
+  den_ = static_cast<uint64_t>(i.lane_baud) * static_cast<uint64_t>(static_cast<int>(w)) *
+         static_cast<uint64_t>(i.enc_data);
+}
+
+SimTime LinkRate::SlowSerializationTime(int64_t bytes) const {
   const SpeedInfo& i = Info(speed_);
   __int128 num = static_cast<__int128>(bytes) * 8 * kPsPerSec * i.enc_total;
   __int128 den = static_cast<__int128>(i.lane_baud) * static_cast<int>(width_) * i.enc_data;

@@ -34,20 +34,32 @@ std::string ToString(Width w);
 // so FDR's 64b/66b rate is not rounded before it is turned into picoseconds.
 class LinkRate {
  public:
-  LinkRate() = default;
-  LinkRate(Width w, Speed s) : width_(w), speed_(s) {}
+  LinkRate() : LinkRate(Width::k4x, Speed::kQDR) {}
+  LinkRate(Width w, Speed s);
 
   Width width() const { return width_; }
   Speed speed() const { return speed_; }
   // Data rate in bits per second, rounded down; for printing and for ratios in results.
   int64_t data_bps() const;
-  // Time to put `bytes` on the wire, rounded up to a whole picosecond.
-  SimTime SerializationTime(int64_t bytes) const;
+  // Time to put `bytes` on the wire, rounded up to a whole picosecond. Packet sizes take the
+  // 64-bit path; only huge byte counts need 128-bit arithmetic.
+  SimTime SerializationTime(int64_t bytes) const {
+    if (bytes >= 0 && bytes <= kFastBytes) {
+      uint64_t num = static_cast<uint64_t>(bytes) * num_per_byte_;
+      return static_cast<SimTime>((num + den_ - 1) / den_);
+    }
+    return SlowSerializationTime(bytes);
+  }
   std::string ToString() const;
 
  private:
+  static constexpr int64_t kFastBytes = 8192;  // 8192 * 8e12 * 272 < 2^64
+  SimTime SlowSerializationTime(int64_t bytes) const;
+
   Width width_ = Width::k4x;
   Speed speed_ = Speed::kQDR;
+  uint64_t num_per_byte_ = 0;  // 8 * 1e12 * enc_total
+  uint64_t den_ = 1;           // lane_baud * lanes * enc_data
 };
 
 // A rate cap that is not a link (the host's PCIe/DMA path): bits per second.

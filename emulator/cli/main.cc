@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <iostream>
 
+#include "emulator/fabric/fabric_service.h"
 #include "emulator/fabric/partitioned_runner.h"
 #include "emulator/fabric/runner.h"
 #include "emulator/policy/builtin.h"
@@ -78,8 +79,14 @@ int main(int argc, char** argv) {
       "virtual time."};
   app.require_subcommand(1);
   app.footer(
-      "Examples:\n  ibemu run configs/scenarios/testbed-scenario1.yaml\n"
-      "  ibemu validate configs/scenarios/fig2_4.yaml\n  ibemu policies");
+      "Examples:\n"
+      "  ibemu run configs/scenarios/testbed-scenario1.yaml\n"
+      "  ibemu run configs/scenarios/testbed-scenario1.yaml --partitions 3\n"
+      "  ibemu run configs/scenarios/testbed-scenario1.yaml --per-device\n"
+      "  ibemu up configs/topologies/testbed.topo &    then: ibemu status; ibemu down\n"
+      "  ibemu validate configs/scenarios/fig2_4.yaml\n"
+      "  ibemu policies\n"
+      "Docs: docs/architecture.md (model and time), docs/scenarios.md (file format).");
 
   std::string file, out, duration, pcap;
   uint64_t seed = 1;
@@ -127,9 +134,40 @@ int main(int argc, char** argv) {
 
   CLI::App* pol = app.add_subcommand("policies", "list the pluggable policies by name");
 
+  std::string up_file;
+  fabric::UpOptions up_opts;
+  CLI::App* up = app.add_subcommand(
+      "up", "start a fabric that stays up (for tools and programs to attach) until `ibemu down`");
+  up->add_option("fabric", up_file, "scenario YAML file or ibnetdiscover-format topology file")
+      ->required()
+      ->check(CLI::ExistingFile);
+  up->add_option("--name", up_opts.name, "name of this fabric (default: default)");
+  up->add_option("--pace", up_opts.pace,
+                 "virtual seconds per wall second (default 1 = real time; 0 = as fast as possible)")
+      ->check(CLI::Range(0.0, 1e6));
+  up->add_option("-o,--out", up_opts.results_dir, "results directory when it goes down");
+  up->add_flag("-q,--quiet", up_opts.quiet, "no banner on stderr");
+  std::string down_name = "default";
+  double down_timeout = 30;
+  CLI::App* down = app.add_subcommand("down", "bring down a fabric started with `ibemu up`");
+  down->add_option("--name", down_name, "which fabric (default: default)");
+  down->add_option("--timeout", down_timeout, "seconds to wait for it (default 30)");
+  std::string status_name = "default";
+  CLI::App* status =
+      app.add_subcommand("status", "virtual time, pace and events of a fabric that is up");
+  status->add_option("--name", status_name, "which fabric (default: default)");
+
   CLI11_PARSE(app, argc, argv);
   try {
     if (*worker) return fabric::RunWorker(launcher, partition, ipc_dir, bind);
+    if (*up) {
+      bool yaml = up_file.size() > 5 && (up_file.ends_with(".yaml") || up_file.ends_with(".yml"));
+      scenario::Scenario s =
+          yaml ? scenario::LoadScenario(up_file) : scenario::ScenarioFromTopology(up_file);
+      return fabric::Up(std::move(s), up_opts);
+    }
+    if (*down) return fabric::Down(down_name, down_timeout);
+    if (*status) return fabric::Status(status_name);
     if (*run)
       return Run(file, out, seed, seed_opt->count() > 0, duration, pcap, quiet, no_plot, po,
                  po.per_device || po.partitions > 1);

@@ -9,11 +9,9 @@ namespace ibemu::engine {
 class Digest {
  public:
   void Add(uint64_t v) {
-    // FNV-1a over the eight bytes: cheap, and order-sensitive, which is the point.
-    for (int i = 0; i < 8; ++i) {
-      h_ ^= (v >> (8 * i)) & 0xFF;
-      h_ *= 0x100000001b3ull;
-    }
+    // One multiply-xorshift round per word: cheap, and order-sensitive, which is the point.
+    h_ = (h_ ^ v) * 0x9E3779B97F4A7C15ull;
+    h_ ^= h_ >> 29;
   }
   uint64_t value() const { return h_; }
 

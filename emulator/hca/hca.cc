@@ -30,6 +30,11 @@ Hca::Hca(engine::LpId id, std::string name, int num_ports, const HcaConfig& cfg,
 
 void Hca::Start() {
   Device::Start();
+  // QPs are created as destinations are first used; reserving keeps them from being moved.
+  size_t dests = 0;
+  for (const SourceState& s : sources_)
+    for (const auto& ph : s.cfg.phases) dests += ph.dlids.size();
+  qps_.reserve(std::min<size_t>(dests, 65536));
   for (uint32_t i = 0; i < sources_.size(); ++i) {
     const TrafficSource& s = sources_[i].cfg;
     if (s.arrival == Arrival::kSaturate)
@@ -161,6 +166,9 @@ void Hca::Arbitrate(int p) {
         eligible |= 1u << vl;
         break;
       }
+      // With one credit pool per VL, a ready QP that does not fit means none of the others do
+      // either (they wait for the same credits); only per-destination classes need a full scan.
+      if (pt.classes == 1) break;
     }
     SetStalled(p, vl, any_ready && !(eligible >> vl & 1));
   }
@@ -182,10 +190,12 @@ void Hca::Arbitrate(int p) {
     size_t chosen = n;
     for (size_t k = 0; k < n; ++k) {
       size_t idx = (r.next + k) % n;
-      if (QpReady(qps_[r.qps[idx]], p, vl)) {
+      const QueuePair& qp = qps_[r.qps[idx]];
+      if (QpReady(qp, p, vl)) {
         chosen = idx;
         break;
       }
+      if (pt.classes == 1 && qp.next_allowed <= now()) break;
     }
     if (chosen == n) return;
     r.next = chosen + 1;

@@ -83,7 +83,8 @@ void PrintTable(const scenario::Scenario& s, const fabric::RunResult& r, std::os
         << " bytes (" << (r.cross_frames ? r.cross_frame_bytes / r.cross_frames : 0)
         << " per frame incl. batch headers), " << r.cross_batches << " batches\n";
   out << "digest " << Hex(r.digest) << "  (" << r.mode;
-  if (r.mode != "embedded") out << ", " << r.partitions << " processes";
+  if (r.mode == "partitioned" || r.mode == "per-device")
+    out << ", " << r.partitions << " processes";
   out << ")\n";
 }
 

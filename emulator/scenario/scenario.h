@@ -61,6 +61,9 @@ class ScenarioError : public std::runtime_error {
 
 // Reads and checks a scenario file; throws ScenarioError naming file, line and field.
 Scenario LoadScenario(const std::string& path);
+// A scenario with no traffic around an ibnetdiscover-format topology file, every parameter at
+// its default: what `ibemu up <topology>` runs.
+Scenario ScenarioFromTopology(const std::string& path);
 // Parses "5ms", "100 us", "2s", "10ns", "1500ps"; returns false on bad input.
 bool ParseDuration(const std::string& s, SimTime* out);
 // Parses "13Gbps", "13 Gbit/s", "500Mbps"; bits per second.

@@ -640,4 +640,20 @@ Scenario LoadScenario(const std::string& path) {
   return Loader(path).Load();
 }
 
+Scenario ScenarioFromTopology(const std::string& path) {
+  policy::RegisterBuiltins();
+  Scenario s;
+  s.file = path;
+  s.name = std::filesystem::path(path).stem().string();
+  s.topology_source = path;
+  try {
+    s.topo = topology::ParseIbnetdiscoverFile(path, {link::Width::k4x, link::Speed::kQDR});
+    routing::LidMap::Assign(s.topo);
+  } catch (const std::exception& e) {
+    throw ScenarioError(e.what());
+  }
+  s.plot = false;
+  return s;
+}
+
 }  // namespace ibemu::scenario

@@ -32,8 +32,12 @@ Switch::Switch(engine::LpId id, std::string name, int num_ports, const SwitchCon
         in.vl[v][q].index = static_cast<uint32_t>(q);
       }
     }
+    size_t words = (static_cast<size_t>(n) + 63) / 64;
+    in.req_to.assign(n, 0);
+    in.req_to_mask.assign(words, 0);
     Output& out = outputs_[p];
     out.req.assign(cfg_.data_vls, std::vector<ReqList>(n));
+    out.req_mask.assign(cfg_.data_vls, std::vector<uint64_t>(words, 0));
     policy::VlArbConfig vc = cfg_.vlarb_config;
     vc.data_vls = cfg_.data_vls;
     out.vlarb = policy::VlArbiterRegistry::Get().Make(cfg_.vlarb, vc);
@@ -114,6 +118,10 @@ void Switch::Register(Queue* q) {
     r.first = q;
   r.last = q;
   ++o.pending[h->out_vl];
+  o.req_mask[h->out_vl][q->in / 64] |= uint64_t{1} << (q->in % 64);
+  Input& in = inputs_[q->in];
+  if (in.req_to[h->out_port]++ == 0)
+    in.req_to_mask[h->out_port / 64] |= uint64_t{1} << (h->out_port % 64);
   Arbitrate(h->out_port);
 }
 
@@ -152,22 +160,28 @@ void Switch::Arbitrate(int out) {
   for (int vl = 0; vl < pt.data_vls; ++vl) {
     if (o.pending[vl] == 0) continue;
     bool credit_blocked = false;
-    for (int in = 1; in < n; ++in) {
-      const ReqList& r = o.req[vl][in];
-      if (!r.first) continue;
-      if (Servable(out, vl, in)) {
-        eligible |= 1u << vl;
-        break;
+    const std::vector<uint64_t>& mask = o.req_mask[vl];
+    for (size_t w = 0; w < mask.size() && !(eligible >> vl & 1); ++w) {
+      for (uint64_t bits = mask[w]; bits; bits &= bits - 1) {
+        int in = static_cast<int>(w * 64) + __builtin_ctzll(bits);
+        if (Servable(out, vl, in)) {
+          eligible |= 1u << vl;
+          break;
+        }
+        const Packet* h = o.req[vl][in].first->q.head;
+        if (!pt.tx[pt.Slot(vl, h->credit_class)].Fits(h->blocks())) credit_blocked = true;
       }
-      const Packet* h = r.first->q.head;
-      if (!pt.tx[pt.Slot(vl, h->credit_class)].Fits(h->blocks())) credit_blocked = true;
     }
     SetStalled(out, vl, !(eligible >> vl & 1) && credit_blocked);
   }
   if (!eligible) return;
   int vl = o.vlarb->Pick(eligible);
   if (vl < 0) return;
-  int in = o.xbar->Pick(vl, n, [&](int i) { return i > 0 && Servable(out, vl, i) != nullptr; });
+  const std::vector<uint64_t>& mask = o.req_mask[vl];
+  auto servable = [&](int i) {
+    return (mask[i / 64] >> (i % 64) & 1) && Servable(out, vl, i) != nullptr;
+  };
+  int in = o.xbar->Pick(vl, n, servable);
   if (in <= 0) return;
 
   ReqList& r = o.req[vl][in];
@@ -176,7 +190,10 @@ void Switch::Arbitrate(int out) {
   for (Queue* x = r.first; x != q; x = x->next_req) prev = x;
   (prev ? prev->next_req : r.first) = q->next_req;
   if (r.last == q) r.last = prev;
+  if (!r.first) o.req_mask[vl][in / 64] &= ~(uint64_t{1} << (in % 64));
   q->next_req = nullptr;
+  if (--inputs_[in].req_to[out] == 0)
+    inputs_[in].req_to_mask[out / 64] &= ~(uint64_t{1} << (out % 64));
   q->registered = false;
   --o.pending[vl];
   Packet* pkt = q->q.Pop();
@@ -197,7 +214,11 @@ void Switch::Arbitrate(int out) {
   SimTime end = Transmit(out, pkt, vl, cls, std::max(pkt->tail_arrival, read_end));
   o.vlarb->Sent(vl, bytes);
   SetStalled(out, vl, false);
-  WakeAt(out, end);
+  // Look again when the link frees only if something else is waiting; a request that registers
+  // later wakes the output itself.
+  bool waiting = false;
+  for (int v = 0; v < pt.data_vls && !waiting; ++v) waiting = o.pending[v] != 0;
+  if (waiting) WakeAt(out, end);
   if (!q->q.empty()) HeadChanged(q);
 }
 
@@ -211,19 +232,20 @@ void Switch::HandleDevice(const fabric::Event& e) {
     case kInputRelease: {
       Release(e.port, static_cast<int>(e.a & 0xFF), static_cast<int>(e.a >> 8),
               static_cast<uint32_t>(e.b));
-      // The input is free again: let the outputs that may want it look, starting at a rotating
+      // The input is free again: let the outputs it requests look, starting at a rotating
       // position so no output is favoured.
       Input& input = inputs_[e.port];
-      int n = num_ports();
+      int n = num_ports() + 1;
       int start = input.next_poke;
       input.next_poke = (input.next_poke + 1) % n;
       for (int k = 0; k < n; ++k) {
-        int out = (start + k) % n + 1;
-        if (ports_[out].tx_free_at > now()) continue;
-        const Output& o = outputs_[out];
-        bool any = false;
-        for (int vl = 0; vl < ports_[out].data_vls && !any; ++vl) any = o.pending[vl] != 0;
-        if (any) Arbitrate(out);
+        int out = (start + k) % n;
+        if (!(input.req_to_mask[out / 64] >> (out % 64) & 1)) {
+          // Skip to the next requested output quickly when a whole word is empty.
+          if (input.req_to_mask[out / 64] == 0) k += 63 - out % 64;
+          continue;
+        }
+        if (ports_[out].tx_free_at <= now()) Arbitrate(out);
       }
       return;
     }

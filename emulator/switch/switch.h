@@ -65,13 +65,18 @@ class Switch : public fabric::Device {
     // this is when the reads granted so far will be done.
     SimTime read_free_at = 0;
     int next_poke = 0;
+    // Outputs this input has registered requests for (any VL): only they need a look when the
+    // input's read bandwidth frees up.
+    std::vector<uint16_t> req_to;
+    std::vector<uint64_t> req_to_mask;
   };
   struct ReqList {
     Queue* first = nullptr;
     Queue* last = nullptr;
   };
   struct Output {
-    std::vector<std::vector<ReqList>> req;  // [output VL][input port]
+    std::vector<std::vector<ReqList>> req;        // [output VL][input port]
+    std::vector<std::vector<uint64_t>> req_mask;  // [output VL]: inputs with a request
     std::array<uint32_t, policy::kMaxVls> pending{};
     std::unique_ptr<policy::VlArbiter> vlarb;
     std::unique_ptr<policy::InputArbiter> xbar;

@@ -10,7 +10,7 @@ namespace {
 class RoundRobinInputArbiter : public InputArbiter {
  public:
   explicit RoundRobinInputArbiter(int n) { last_.fill(n - 1); }
-  int Pick(int vl, int n, const std::function<bool(int)>& eligible) override {
+  int Pick(int vl, int n, EligibleFn eligible) override {
     int& last = last_[vl];
     for (int k = 1; k <= n; ++k) {
       int i = (last + k) % n;
@@ -26,7 +26,7 @@ class RoundRobinInputArbiter : public InputArbiter {
 // Lowest-numbered input first: a strict-priority baseline that shows starvation.
 class FixedPriorityInputArbiter : public InputArbiter {
  public:
-  int Pick(int, int n, const std::function<bool(int)>& eligible) override {
+  int Pick(int, int n, EligibleFn eligible) override {
     for (int i = 0; i < n; ++i)
       if (eligible(i)) return i;
     return -1;

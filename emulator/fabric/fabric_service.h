@@ -1,0 +1,36 @@
+// `ibemu up`: a fabric that stays up, for programs that live in wall-clock time (management tools
+// through the libibumad library of issue 3, verbs and MPI programs through the host library).
+//
+// Time model. A run with only synthetic traffic is as fast as possible and deterministic. A fabric
+// that is up for external agents is paced: virtual time follows wall time at a stated ratio
+// (--pace 1 is real time; 0.01 runs the fabric 100x slower than real hardware, so that a slow host
+// program still sees a fast network). The engine advances in slices of wall time; anything an agent
+// asks is applied at the start of the next slice and recorded with that virtual time, so the log
+// of injections replays the run. When the engine cannot keep up with the pace it says how far it
+// is behind instead of silently stretching time.
+#pragma once
+#include <string>
+
+#include "emulator/scenario/scenario.h"
+
+namespace ibemu::fabric {
+
+struct UpOptions {
+  std::string name = "default";  // several fabrics can be up at once under different names
+  double pace = 1.0;             // virtual seconds per wall second; 0 = as fast as possible
+  link::SimTime slice = 100 * link::kPsPerUs;  // wall time between pacing checks
+  std::string results_dir;  // where `ibemu down` leaves results; default results/<name>-up
+  bool quiet = false;
+};
+
+// Where the service socket and the state file of fabric `name` live.
+std::string ServiceEndpoint(const std::string& name);
+std::string StateFile(const std::string& name);
+
+// Runs until `ibemu down`, SIGINT or SIGTERM; writes results; returns the exit status.
+int Up(scenario::Scenario s, const UpOptions& o);
+// Sends a request to a fabric that is up; prints the reply. Returns the exit status.
+int Down(const std::string& name, double timeout_seconds);
+int Status(const std::string& name);
+
+}  // namespace ibemu::fabric

@@ -1,0 +1,82 @@
+// `ibemu up` keeps a fabric running in paced virtual time until `ibemu down`; `ibemu status`
+// reports virtual time that follows wall time at the stated pace.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <regex>
+#include <thread>
+
+namespace {
+
+std::string Capture(const std::string& args, int* status) {
+  std::string out;
+  FILE* p = popen((std::string(IBEMU_BINARY) + " " + args + " 2>&1").c_str(), "r");
+  std::array<char, 4096> b;
+  while (fgets(b.data(), b.size(), p)) out += b.data();
+  int st = pclose(p);
+  *status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  return out;
+}
+
+double VirtualSeconds(const std::string& status) {
+  std::smatch m;
+  std::regex re("virtual time ([0-9.]+) s after ([0-9.]+) s");
+  if (!std::regex_search(status, m, re)) return -1;
+  return std::stod(m[1]);
+}
+
+TEST(FabricUp, PacedFabricFollowsWallTimeAndComesDownWithResults) {
+  std::string name = "uptest" + std::to_string(getpid());
+  std::string out = "/tmp/ibemu_up_test_results_" + name;
+  std::filesystem::remove_all(out);
+  std::string scen = std::string(IBEMU_SOURCE_DIR) + "/configs/scenarios/fig2_4.yaml";
+  pid_t pid = fork();
+  if (pid == 0) {
+    execl(IBEMU_BINARY, "ibemu", "up", scen.c_str(), "--name", name.c_str(), "--pace", "0.0001",
+          "-q", "-o", out.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  int st = 0;
+  std::string s1;
+  for (int i = 0; i < 50; ++i) {  // wait for the service to answer
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    s1 = Capture("status --name " + name, &st);
+    if (st == 0) break;
+  }
+  ASSERT_EQ(st, 0) << s1;
+  auto t1 = std::chrono::steady_clock::now();
+  double v1 = VirtualSeconds(s1);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  std::string s2 = Capture("status --name " + name, &st);
+  double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
+  double v2 = VirtualSeconds(s2);
+  ASSERT_GE(v1, 0) << s1;
+  ASSERT_GE(v2, 0) << s2;
+  // 1e-4 virtual seconds per wall second, within the slice granularity and scheduling noise.
+  EXPECT_NEAR((v2 - v1) / wall, 1e-4, 0.3e-4) << s1 << s2;
+  EXPECT_EQ(s2.find("behind"), std::string::npos) << s2;
+
+  std::string again = Capture("up " + scen + " --name " + name, &st);
+  EXPECT_EQ(st, 2);
+  EXPECT_NE(again.find("already up"), std::string::npos) << again;
+
+  std::string down = Capture("down --name " + name, &st);
+  EXPECT_EQ(st, 0) << down;
+  int ust = 0;
+  waitpid(pid, &ust, 0);
+  EXPECT_TRUE(WIFEXITED(ust) && WEXITSTATUS(ust) == 0);
+  EXPECT_TRUE(std::filesystem::exists(out + "/flows.csv"));
+  EXPECT_TRUE(std::filesystem::exists(out + "/summary.json"));
+  std::string gone = Capture("status --name " + name, &st);
+  EXPECT_EQ(st, 2);
+  EXPECT_NE(gone.find("no fabric named"), std::string::npos) << gone;
+  std::filesystem::remove_all(out);
+}
+
+}  // namespace
