@@ -1,4 +1,4 @@
-// Binary min-heap of events, hand-written so that events are moved, not copied through
+// 4-ary min-heap of events, hand-written so that events are moved, not copied through
 // std::priority_queue's const top().
 #pragma once
 #include <vector>

@@ -33,6 +33,7 @@ struct Packet {
   SimTime injected = 0;     // when its head left the source HCA
 
   // Per-hop state, rewritten at every receiving port.
+  SimTime head_arrival = 0;  // when the first byte arrived at this hop
   SimTime tail_arrival = 0;  // when the last byte has arrived at this hop
   SimTime ready_at = 0;      // when the head has been routed and may be arbitrated
   uint16_t in_port = 0;

@@ -1,6 +1,6 @@
 // A partition: the set of LPs one OS process (or the whole fabric, embedded) runs, its event queue
 // and its clock. Events for LPs held elsewhere go to a RemoteSink; conservative synchronisation
-// (windows no longer than the smallest cross-partition link latency) lives in the runner.
+// (each neighbour's promise bounds how far RunUntil may go) lives in partitioned_runner.cc.
 #pragma once
 #include <functional>
 #include <memory>

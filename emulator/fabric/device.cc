@@ -43,6 +43,7 @@ void Device::Handle(const Event& e) {
     case engine::kPacketArrive: {
       port::Port& pt = ports_[e.port];
       Packet* pkt = e.pkt;
+      pkt->head_arrival = now() - rx_delay_;
       pkt->tail_arrival = static_cast<SimTime>(e.b);
       pkt->in_port = e.port;
       int vl = pkt->lrh().vl();
@@ -57,7 +58,10 @@ void Device::Handle(const Event& e) {
         if (rx.used > rx.capacity) ++pt.stats.credit_violations;
         if (rx.used > rx.high_water) rx.high_water = rx.used;
         pt.vl_used[vl] += pkt->blocks();
-        if (!pt.stats.rx_occupancy.empty()) pt.stats.rx_occupancy[vl].Set(now(), pt.vl_used[vl]);
+        if (!pt.stats.rx_occupancy.empty()) {
+          pt.stats.rx_occupancy[vl].Set(now(), pt.vl_used[vl]);
+          pt.stats.rx_occupancy[vl].AddRect(pkt->head_arrival, now(), pkt->blocks());
+        }
       }
       OnPacket(e.port, pkt);
       return;
@@ -90,8 +94,8 @@ SimTime Device::Transmit(int p, Packet* pkt, int vl, int cls, SimTime tail_ready
   ++pt.stats.tx_packets;
   pt.stats.tx_bytes += bytes;
   if (tap_) tap_->OnTransmit(t, id(), p, *pkt);
-  Post(pt.link.peer_lp, t + pt.link.latency, engine::kPacketArrive, pt.link.peer_port, 0,
-       static_cast<uint64_t>(end + pt.link.latency), pkt);
+  Post(pt.link.peer_lp, t + pt.link.latency + pt.link.peer_rx_delay, engine::kPacketArrive,
+       pt.link.peer_port, 0, static_cast<uint64_t>(end + pt.link.latency), pkt);
   return end;
 }
 
@@ -130,8 +134,9 @@ void Device::SendFlowControl(int p, int slot) {
   SimTime end = now() + pt.link.rate.SerializationTime(wire::kFlowControlPacketBytes);
   pt.tx_free_at = end;
   ++pt.stats.tx_fc_packets;
-  Post(pt.link.peer_lp, end + pt.link.latency, engine::kFlowControlArrive, pt.link.peer_port,
-       static_cast<uint32_t>(vl | cls << 8), uint64_t{fc.fctbs} | uint64_t{fc.fccl} << 32);
+  Post(pt.link.peer_lp, end + pt.link.latency + pt.link.fc_latency, engine::kFlowControlArrive,
+       pt.link.peer_port, static_cast<uint32_t>(vl | cls << 8),
+       uint64_t{fc.fctbs} | uint64_t{fc.fccl} << 32);
   WakeAt(p, end);
 }
 
@@ -144,8 +149,11 @@ void Device::OnFlowControl(const Event& e) {
   uint16_t fccl = static_cast<uint16_t>((e.b >> 32) & 0xFFF);
   // IBA 7.9.4.2 resynchronises ABR to the peer's FCTBS. The link is FIFO and lossless, so every
   // block the peer counted has already arrived and the two agree; a mismatch is a model bug.
+  // Only when every packet sent before this FC packet has been handled here, which holds unless
+  // this device handles arrivals later than credits (rx_delay > fc_latency).
   port::RxCredits& rx = pt.rx[slot];
-  if ((rx.abr & wire::kFcCounterMask) != fctbs) ++pt.stats.credit_violations;
+  if (pt.link.fc_latency >= rx_delay_ && (rx.abr & wire::kFcCounterMask) != fctbs)
+    ++pt.stats.credit_violations;
   pt.tx[slot].fccl = fccl;
   Arbitrate(e.port);
 }

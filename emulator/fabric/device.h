@@ -45,6 +45,11 @@ class Device : public engine::LogicalProcess {
   void ConnectPort(int p, const port::LinkEnd& l) { ports_[p].link = l; }
   void ConfigureBuffers(int p, int data_vls, int classes, uint32_t class_capacity_blocks);
   void SetTap(PacketTap* t) { tap_ = t; }
+  // How long after a packet's head arrives this device first acts on it. A switch cannot route a
+  // packet before its routing latency, so its arrivals are delivered that much later, with the
+  // buffer accounting dated back to the real arrival: the same behaviour, and a longer lookahead.
+  void set_rx_delay(SimTime d) { rx_delay_ = d; }
+  SimTime rx_delay() const { return rx_delay_; }
   void SetStats(const StatsConfig& s) { stats_cfg_ = s; }
 
   void Start() override;
@@ -76,6 +81,7 @@ class Device : public engine::LogicalProcess {
 
   std::string name_;
   PacketTap* tap_ = nullptr;
+  SimTime rx_delay_ = 0;
   StatsConfig stats_cfg_;
 };
 

@@ -19,6 +19,14 @@ uint64_t SplitMix(uint64_t x) {
 
 }  // namespace
 
+SimTime RxDelay(const scenario::Scenario& s, int n) {
+  return s.topo.nodes[n].type == topology::NodeType::kSwitch ? s.sw.latency : 0;
+}
+
+SimTime CableLatency(const scenario::Scenario& s, const topology::Cable& c) {
+  return link::PropagationDelay(c.length_m) + s.phy_latency;
+}
+
 std::unique_ptr<Fabric> BuildFabric(const scenario::Scenario& s, const std::vector<int>& local) {
   policy::RegisterBuiltins();
   const topology::Topology& t = s.topo;
@@ -80,6 +88,7 @@ std::unique_ptr<Fabric> BuildFabric(const scenario::Scenario& s, const std::vect
     }
     Device* d = f->devices[n].get();
     d->SetStats(stats);
+    d->set_rx_delay(RxDelay(s, static_cast<int>(n)));
     for (int p = 1; p <= node.num_ports; ++p) {
       d->ConfigureBuffers(p, s.data_vls, classes, vl_blocks);
       const topology::Cable* c = t.CableAt({static_cast<int>(n), p});
@@ -89,14 +98,15 @@ std::unique_ptr<Fabric> BuildFabric(const scenario::Scenario& s, const std::vect
       l.connected = true;
       l.peer_lp = static_cast<engine::LpId>(peer.node);
       l.peer_port = static_cast<uint16_t>(peer.port);
-      l.latency = link::PropagationDelay(c->length_m) + s.phy_latency;
+      l.latency = CableLatency(s, *c);
       l.rate = c->rate;
+      l.peer_rx_delay = RxDelay(s, peer.node);
+      l.fc_latency = s.fc_latency;
       d->ConnectPort(p, l);
     }
   }
   for (const topology::Cable& c : t.cables)
-    f->min_link_latency =
-        std::min(f->min_link_latency, link::PropagationDelay(c.length_m) + s.phy_latency);
+    f->min_link_latency = std::min(f->min_link_latency, CableLatency(s, c));
   return f;
 }
 

@@ -1,6 +1,7 @@
 // Builds the devices of a scenario: one LP per topology node (LP id = node index), links from
-// cables, LIDs, LFTs from the routing engine, SL2VL and buffers. A partition builds every device
-// but runs only its own, so all partitions agree on ids, LIDs and routes without talking.
+// cables, LIDs, LFTs from the routing engine, SL2VL and buffers. Every process computes the same
+// LIDs and routes from the same scenario and builds only its own devices, so partitions agree on
+// ids, LIDs and routes without talking.
 #pragma once
 #include <memory>
 #include <vector>
@@ -21,6 +22,12 @@ struct Fabric {
   results::FlowTable flows;
   SimTime min_link_latency = INT64_MAX;
 };
+
+// How long after a packet's head arrives node `n` first acts on it (Device::set_rx_delay): a
+// switch's routing latency, zero for a CA.
+SimTime RxDelay(const scenario::Scenario& s, int n);
+// Time a cable takes, propagation plus PHY.
+SimTime CableLatency(const scenario::Scenario& s, const topology::Cable& c);
 
 // `local` lists the node indexes to build; empty means all.
 std::unique_ptr<Fabric> BuildFabric(const scenario::Scenario& s,

@@ -85,7 +85,7 @@ std::string StateFile(const std::string& name) {
 }
 
 int Up(scenario::Scenario s, const UpOptions& o) {
-  std::string state = StateFile(s.name.empty() ? o.name : o.name);
+  std::string state = StateFile(o.name);
   if (std::filesystem::exists(state)) {
     nlohmann::json j;
     try {
@@ -100,7 +100,8 @@ int Up(scenario::Scenario s, const UpOptions& o) {
     }
     std::filesystem::remove(state);  // left behind by a fabric that was killed
   }
-  // Results of a long-lived fabric: one-second bins for the first hour of virtual time.
+  // Results of a long-lived fabric: one-second bins for the first hour of virtual time (the
+  // fabric runs on after that; the series stop).
   s.interval = std::max<link::SimTime>(s.interval, link::kPsPerSec);
   s.duration = 3600 * link::kPsPerSec;
   s.measure_from = 0;
@@ -142,7 +143,12 @@ int Up(scenario::Scenario s, const UpOptions& o) {
   auto slice_ms = std::chrono::milliseconds(std::max<int64_t>(1, o.slice / link::kPsPerMs));
   while (!g_stop) {
     // Requests are taken between slices, so what they do happens at a slice boundary.
-    zmq::poll(&item, 1, o.pace > 0 ? slice_ms : std::chrono::milliseconds(0));
+    try {
+      zmq::poll(&item, 1, o.pace > 0 ? slice_ms : std::chrono::milliseconds(0));
+    } catch (const zmq::error_t& e) {
+      if (e.num() != EINTR) throw;
+      continue;  // a signal: g_stop is set and the loop ends
+    }
     if (item.revents & ZMQ_POLLIN) {
       zmq::message_t m;
       if (rep.recv(m, zmq::recv_flags::dontwait)) {
@@ -176,7 +182,6 @@ int Up(scenario::Scenario s, const UpOptions& o) {
     if (o.pace > 0) {
       double w = wall();
       target = static_cast<link::SimTime>(w * o.pace * 1e12);
-      if (target > s.duration) target = s.duration;
     } else {
       target = part.now() + 10 * link::kPsPerMs;
     }
@@ -226,6 +231,12 @@ int Down(const std::string& name, double timeout_s) {
   auto until = Clock::now() + std::chrono::duration<double>(timeout_s);
   while (std::filesystem::exists(StateFile(name)) && Clock::now() < until)
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  if (std::filesystem::exists(StateFile(name))) {
+    std::fprintf(stderr,
+                 "ibemu: error: fabric '%s' accepted down but has not finished after %g s\n",
+                 name.c_str(), timeout_s);
+    return 2;
+  }
   std::printf("fabric %s down at virtual time %.6f s; results in %s/\n", name.c_str(),
               reply.virtual_time_ps() / 1e12, reply.results_dir().c_str());
   return 0;

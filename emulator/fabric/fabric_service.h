@@ -16,9 +16,9 @@
 namespace ibemu::fabric {
 
 struct UpOptions {
-  std::string name = "default";  // several fabrics can be up at once under different names
-  double pace = 1.0;             // virtual seconds per wall second; 0 = as fast as possible
-  link::SimTime slice = 100 * link::kPsPerUs;  // wall time between pacing checks
+  std::string name = "default";          // several fabrics can be up at once under different names
+  double pace = 1.0;                     // virtual seconds per wall second; 0 = as fast as possible
+  link::SimTime slice = link::kPsPerMs;  // wall time between pacing checks (1 ms steps)
   std::string results_dir;  // where `ibemu down` leaves results; default results/<name>-up
   bool quiet = false;
 };

@@ -31,16 +31,18 @@ void SendProto(zmq::socket_t& s, const google::protobuf::Message& m) {
   s.send(zmq::buffer(b), zmq::send_flags::none);
 }
 
-// Per pair of partitions, the smallest latency of the cables between them: the lookahead.
+// Per ordered pair of partitions, the lookahead: the least time between an event in one and the
+// earliest event it can cause in the other. Across a cable into node b that is the cable's latency
+// plus the smaller of b's receive delay (data packets) and the FC latency (credits).
 std::vector<std::vector<SimTime>> Lookahead(const scenario::Scenario& s,
                                             const std::vector<uint32_t>& part, uint32_t n) {
   std::vector<std::vector<SimTime>> la(n, std::vector<SimTime>(n, INT64_MAX));
   for (const topology::Cable& c : s.topo.cables) {
     uint32_t a = part[c.a.node], b = part[c.b.node];
     if (a == b) continue;
-    SimTime l = link::PropagationDelay(c.length_m) + s.phy_latency;
-    la[a][b] = std::min(la[a][b], l);
-    la[b][a] = std::min(la[b][a], l);
+    SimTime l = CableLatency(s, c);
+    la[a][b] = std::min(la[a][b], l + std::min(RxDelay(s, c.b.node), s.fc_latency));
+    la[b][a] = std::min(la[b][a], l + std::min(RxDelay(s, c.a.node), s.fc_latency));
   }
   return la;
 }
@@ -222,6 +224,9 @@ int RunWorker(const std::string& launcher, uint32_t self, const std::string& ipc
     return fail("expected a run configuration from the launcher");
   const control::RunConfig& rc = tp.run();
 
+  auto t_setup = Clock::now();
+  double run_s = 0, wait_s = 0;
+  int trace_rows = 0;
   try {
     scenario::Scenario s = LoadForWorker(rc);
     std::vector<uint32_t> part(rc.lp_partition().begin(), rc.lp_partition().end());
@@ -250,7 +255,11 @@ int RunWorker(const std::string& launcher, uint32_t self, const std::string& ipc
     }
     // Before any batch has arrived, a neighbour can send nothing earlier than its lookahead.
     std::vector<SimTime> horizon(n, INT64_MAX), promised(n, -1);
-    for (uint32_t q : nbrs) horizon[q] = la[q][self];
+    SimTime step = INT64_MAX;  // the smallest lookahead towards any neighbour
+    for (uint32_t q : nbrs) {
+      horizon[q] = la[q][self];
+      step = std::min(step, la[self][q]);
+    }
 
     control::ToLauncher res;
     control::Result* result = res.mutable_result();
@@ -270,11 +279,20 @@ int RunWorker(const std::string& launcher, uint32_t self, const std::string& ipc
       return b;
     };
 
+    double setup_s = std::chrono::duration<double>(Clock::now() - t_setup).count();
     eng.StartAll();
     zmq::pollitem_t items[] = {{pull.handle(), 0, ZMQ_POLLIN, 0}, {ctl.handle(), 0, ZMQ_POLLIN, 0}};
     for (;;) {
+      // Never run more than one lookahead past our own next event before promising again: two
+      // processes that each ran as far as allowed would settle into taking turns (each running
+      // two lookaheads while the other waits); this keeps them in step, working at once.
+      SimTime next = eng.NextEventTime();
       SimTime bound = min_horizon();
+      if (next < INT64_MAX - step) bound = std::min(bound, std::max(next, eng.now()) + step);
+      auto t_run = Clock::now();
       eng.RunUntil(bound);
+      auto t_ran = Clock::now();
+      run_s += std::chrono::duration<double>(t_ran - t_run).count();
       SimTime base = std::min(eng.NextEventTime(), bound);
       for (uint32_t q : nbrs) {
         SimTime promise = base >= INT64_MAX - la[self][q] ? INT64_MAX : base + la[self][q];
@@ -290,6 +308,7 @@ int RunWorker(const std::string& launcher, uint32_t self, const std::string& ipc
       }
       heartbeat(bound);
       if (bound >= s.duration) break;
+      auto t_wait = Clock::now();
       while (min_horizon() <= bound) {
         zmq::poll(items, 2, std::chrono::milliseconds(1000));
         if (items[1].revents & ZMQ_POLLIN) {
@@ -318,7 +337,17 @@ int RunWorker(const std::string& launcher, uint32_t self, const std::string& ipc
         if (getppid() == 1) return fail("the launcher is gone");
         heartbeat(bound);
       }
+      wait_s += std::chrono::duration<double>(Clock::now() - t_wait).count();
+      if (std::getenv("IBEMU_TRACE_SYNC") && (++trace_rows % 200) == 0)
+        std::fprintf(stderr, "p%u bound %lld run %.0f us wait %.0f us at %.6f\n", self,
+                     static_cast<long long>(bound),
+                     std::chrono::duration<double>(t_ran - t_run).count() * 1e6,
+                     std::chrono::duration<double>(Clock::now() - t_wait).count() * 1e6,
+                     std::chrono::duration<double>(Clock::now().time_since_epoch()).count());
     }
+    result->set_run_seconds(run_s);
+    result->set_wait_seconds(wait_s);
+    result->set_setup_seconds(setup_s);
     for (int i : local) f->devices[i]->FinishStats(s.duration);
     FillResult(s, *f, eng, self, result);
     SendProto(ctl, res);
@@ -335,6 +364,13 @@ RunResult RunPartitioned(const scenario::Scenario& s, const PartitionOptions& o)
         "--pcap works with the embedded fabric only; run without --partitions/--per-device");
   std::vector<uint32_t> part = AssignPartitions(s.topo, o.partitions, o.per_device);
   uint32_t n = *std::max_element(part.begin(), part.end()) + 1;
+  // Conservative synchronisation needs every cable between processes to take some time.
+  for (const auto& row : Lookahead(s, part, n))
+    for (SimTime l : row)
+      if (l <= 0)
+        throw std::invalid_argument(
+            "a cable between processes has zero latency; give cables a length "
+            "(topology.cable_length_m) or fabric.phy_latency");
 
   char tmpl[] = "/tmp/ibemu-XXXXXX";
   if (!mkdtemp(tmpl)) throw std::runtime_error("cannot create a directory for ipc endpoints");
@@ -402,10 +438,11 @@ RunResult RunPartitioned(const scenario::Scenario& s, const PartitionOptions& o)
       if (pids[k] < 0) continue;
       int st = 0;
       if (waitpid(pids[k], &st, WNOHANG) == pids[k]) {
+        pid_t dead = pids[k];
         pids[k] = -1;
         if (!finished[k])
           abort_all("emulator process for partition " + std::to_string(k) + " (pid " +
-                    std::to_string(getpid()) + " child; devices " + Members(s, part, k) + ") " +
+                    std::to_string(dead) + "; devices " + Members(s, part, k) + ") " +
                     DescribeStatus(st) + "; the other processes were stopped");
       }
       if (!finished[k] && Clock::now() - last_seen[k] > kSilenceLimit)
@@ -527,6 +564,8 @@ RunResult RunPartitioned(const scenario::Scenario& s, const PartitionOptions& o)
       ports.push_back({pr.lp(), ps});
     }
     r.events += res.events();
+    r.process_stats.push_back(
+        {k, res.events(), res.run_seconds(), res.wait_seconds(), res.setup_seconds()});
     r.packet_hops += res.packet_hops();
     frames += res.frames_sent();
     frame_bytes += res.frame_bytes_sent();

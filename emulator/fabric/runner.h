@@ -38,6 +38,12 @@ struct RunResult {
   long peak_rss_kb = 0;  // the largest of the processes
   // Partitioned runs: event frames, their bytes and batches sent between processes.
   uint64_t cross_frames = 0, cross_frame_bytes = 0, cross_batches = 0;
+  struct ProcessStats {
+    uint32_t partition;
+    uint64_t events;
+    double run_s, wait_s, setup_s;
+  };
+  std::vector<ProcessStats> process_stats;  // partitioned runs, in the order results arrived
 };
 
 RunResult RunEmbedded(const scenario::Scenario& s, const RunOptions& o);

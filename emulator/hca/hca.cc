@@ -155,8 +155,9 @@ void Hca::Arbitrate(int p) {
       continue;
     }
     bool any_ready = false;
-    for (uint32_t qi : r.qps) {
-      const QueuePair& qp = qps_[qi];
+    // Same order as the choice below (round robin from r.next), so both see the same first QP.
+    for (size_t k = 0; k < r.qps.size(); ++k) {
+      const QueuePair& qp = qps_[r.qps[(r.next + k) % r.qps.size()]];
       if (qp.next_allowed > now()) {
         retry = std::min(retry, qp.next_allowed);
         continue;
@@ -166,8 +167,9 @@ void Hca::Arbitrate(int p) {
         eligible |= 1u << vl;
         break;
       }
-      // With one credit pool per VL, a ready QP that does not fit means none of the others do
-      // either (they wait for the same credits); only per-destination classes need a full scan.
+      // With one credit pool per VL the QP whose turn it is waits for credits, as an HCA's
+      // scheduler does; it is not overtaken by a smaller packet. Per-destination credit classes
+      // (VOQnet) are independent, so there the scan goes on.
       if (pt.classes == 1) break;
     }
     SetStalled(p, vl, any_ready && !(eligible >> vl & 1));

@@ -19,6 +19,11 @@ struct LinkEnd {
   uint16_t peer_port = 0;
   SimTime latency = 0;  // propagation plus PHY
   link::LinkRate rate;
+  // The peer handles an arriving packet this long after its head arrives (Device::rx_delay), and
+  // credits from an FC packet become usable fc_latency after it arrives. Both lengthen the
+  // lookahead between processes; see docs/architecture.md.
+  SimTime peer_rx_delay = 0;
+  SimTime fc_latency = 0;
 };
 
 struct PortStats {

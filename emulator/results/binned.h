@@ -65,6 +65,17 @@ class BinnedIntegral {
     }
     last_ = now;
   }
+  // Adds `value` over [t0, t1) after the fact (a change that is learnt late but happened at t0).
+  void AddRect(SimTime t0, SimTime t1, int64_t value) {
+    if (bin_ <= 0 || value == 0) return;
+    while (t0 < t1) {
+      size_t i = static_cast<size_t>(t0 / bin_);
+      if (i >= v_.size()) break;
+      SimTime end = std::min<SimTime>(t1, static_cast<SimTime>(i + 1) * bin_);
+      v_[i] += value * (end - t0);
+      t0 = end;
+    }
+  }
   // Mean value over bin i.
   double Mean(size_t i) const { return bin_ > 0 ? static_cast<double>(v_[i]) / bin_ : 0; }
   size_t bins() const { return v_.size(); }

@@ -82,6 +82,9 @@ void PrintTable(const scenario::Scenario& s, const fabric::RunResult& r, std::os
     out << "cross-process: " << r.cross_frames << " event frames, " << r.cross_frame_bytes
         << " bytes (" << (r.cross_frames ? r.cross_frame_bytes / r.cross_frames : 0)
         << " per frame incl. batch headers), " << r.cross_batches << " batches\n";
+  for (const auto& p : r.process_stats)
+    out << "  process " << p.partition << ": " << p.events << " events, " << std::setprecision(3)
+        << p.run_s << " s running, " << p.wait_s << " s waiting, " << p.setup_s << " s setup\n";
   out << "digest " << Hex(r.digest) << "  (" << r.mode;
   if (r.mode == "partitioned" || r.mode == "per-device")
     out << ", " << r.partitions << " processes";

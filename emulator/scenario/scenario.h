@@ -31,6 +31,7 @@ struct Scenario {
   std::string topology_source;  // file path or generator description
   double default_cable_m = 2.0;
   SimTime phy_latency = 0;  // added to the cable's propagation delay on every link
+  SimTime fc_latency = 0;   // from an FC packet's arrival to its credits being usable
 
   sw::SwitchConfig sw;
   hca::HcaConfig hca;

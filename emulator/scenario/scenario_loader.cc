@@ -251,8 +251,8 @@ void Loader::LoadTopology(const YAML::Node& n, Scenario* s) {
 void Loader::LoadFabric(const YAML::Node& n, Scenario* s) {
   if (!n.IsDefined()) return;
   CheckKeys(n, "fabric",
-            {"data_vls", "mtu", "vl_buffer_bytes", "phy_latency", "routing", "sl2vl", "vlarb",
-             "switch", "hca"});
+            {"data_vls", "mtu", "vl_buffer_bytes", "phy_latency", "fc_latency", "routing", "sl2vl",
+             "vlarb", "switch", "hca"});
   s->data_vls = Get<int>(n, "data_vls", "fabric", 1);
   static const std::set<int> kVlCaps = {1, 2, 4, 8, 15};
   if (!kVlCaps.count(s->data_vls))
@@ -276,6 +276,7 @@ void Loader::LoadFabric(const YAML::Node& n, Scenario* s) {
   s->sw.vl_buffer_blocks = s->hca.vl_buffer_blocks =
       blocks_of(n["vl_buffer_bytes"], "fabric.vl_buffer_bytes", buf);
   s->phy_latency = Duration(n, "phy_latency", "fabric", 0);
+  s->fc_latency = Duration(n, "fc_latency", "fabric", 0);
   s->routing = PolicyName(n, "routing", "fabric", "minhop", routing::RoutingRegistry::Get());
   s->sw.data_vls = s->hca.data_vls = s->data_vls;
 
@@ -410,10 +411,11 @@ void Loader::LoadTraffic(const YAML::Node& n, Scenario* s) {
 }
 
 void Loader::LoadTrafficEntry(const YAML::Node& n, const std::string& path, Scenario* s) {
-  CheckKeys(n, path, {"name",     "pattern",  "src",           "dst",   "sources",  "destinations",
-                      "hotspots", "fraction", "kind",          "shift", "lifetime", "period",
-                      "start",    "stop",     "message_bytes", "sl",    "arrival",  "rate",
-                      "load",     "on",       "off",           "port"});
+  CheckKeys(
+      n, path,
+      {"name",          "pattern", "src",     "dst",      "sources", "destinations", "hotspots",
+       "fraction",      "kind",    "shift",   "lifetime", "period",  "start",        "stop",
+       "message_bytes", "sl",      "arrival", "rate",     "load",    "on",           "off"});
   std::string pattern = Get<std::string>(n, "pattern", path, "flow");
   FlowInfo fi;
   fi.pattern = pattern;

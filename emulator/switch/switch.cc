@@ -87,7 +87,8 @@ void Switch::OnPacket(int in, Packet* pkt) {
   // The header must be in before the LFT lookup, and the lookup and crossbar setup take the
   // switch latency. Cut-through into a faster output waits until the rest of the packet will
   // arrive before the output needs it, so the output never runs dry mid-packet.
-  SimTime routed = now() + ports_[in].link.rate.SerializationTime(pkt->hdr_len) + cfg_.latency;
+  SimTime routed =
+      pkt->head_arrival + ports_[in].link.rate.SerializationTime(pkt->hdr_len) + cfg_.latency;
   SimTime no_underrun =
       pkt->tail_arrival - ports_[out].link.rate.SerializationTime(pkt->wire_bytes());
   pkt->ready_at = std::max(routed, no_underrun);
@@ -240,12 +241,8 @@ void Switch::HandleDevice(const fabric::Event& e) {
       input.next_poke = (input.next_poke + 1) % n;
       for (int k = 0; k < n; ++k) {
         int out = (start + k) % n;
-        if (!(input.req_to_mask[out / 64] >> (out % 64) & 1)) {
-          // Skip to the next requested output quickly when a whole word is empty.
-          if (input.req_to_mask[out / 64] == 0) k += 63 - out % 64;
-          continue;
-        }
-        if (ports_[out].tx_free_at <= now()) Arbitrate(out);
+        if (input.req_to_mask[out / 64] >> (out % 64) & 1 && ports_[out].tx_free_at <= now())
+          Arbitrate(out);
       }
       return;
     }
