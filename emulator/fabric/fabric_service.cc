@@ -108,6 +108,8 @@ int Up(scenario::Scenario s, const UpOptions& o) {
   s.measure_to = s.duration;
   std::string dir = o.results_dir.empty() ? "results/" + o.name + "-up" : o.results_dir;
 
+  if (!s.pcap.empty() && !o.quiet)
+    std::fprintf(stderr, "ibemu: warning: ibemu up does not capture; output.pcap is ignored\n");
   std::unique_ptr<Fabric> f = BuildFabric(s);
   engine::Partition part(f->devices.size());
   for (auto& d : f->devices) part.Add(d.get());

@@ -66,6 +66,11 @@ std::vector<PortSummary> SummarizePorts(const Fabric& f, const scenario::Scenari
           ps.mean_occupancy_blocks = pt.stats.rx_occupancy[vl].MeanOverall(s.duration);
         if (!pt.stats.credit_stalled.empty())
           ps.credit_stalled_fraction = pt.stats.credit_stalled[vl].MeanOverall(s.duration);
+        if (!pt.stats.rx_occupancy.empty())
+          for (size_t b = 0; b < pt.stats.rx_occupancy[vl].bins(); ++b) {
+            ps.occupancy_series.push_back(static_cast<float>(pt.stats.rx_occupancy[vl].Mean(b)));
+            ps.stalled_series.push_back(static_cast<float>(pt.stats.credit_stalled[vl].Mean(b)));
+          }
         for (int c = 0; c < pt.classes; ++c)
           ps.high_water_blocks = std::max(ps.high_water_blocks, pt.rx[pt.Slot(vl, c)].high_water);
         // Port-wide counters are reported on VL 0's row.

@@ -141,6 +141,23 @@ std::vector<std::string> WriteOutputs(const scenario::Scenario& s, const fabric:
   }
   written.push_back(ports_csv);
 
+  // Buffer occupancy and credit stalls over time, one row per interval, port and VL (long format,
+  // so a plot or a pandas pivot picks the ports it wants).
+  std::string series_csv = (fs::path(dir) / "ports_series.csv").string();
+  {
+    std::ofstream f(series_csv);
+    f << "time_ms,device,port,vl,occupancy_blocks,credit_stalled_fraction\n";
+    for (int b = 0; b < bins; ++b) {
+      double t = static_cast<double>(std::min(s.duration, (b + 1) * s.interval)) / 1e9;
+      for (const fabric::PortSummary& p : r.ports) {
+        if (static_cast<size_t>(b) >= p.occupancy_series.size()) continue;
+        f << t << "," << p.device << "," << p.port << "," << p.vl << "," << p.occupancy_series[b]
+          << "," << p.stalled_series[b] << "\n";
+      }
+    }
+  }
+  written.push_back(series_csv);
+
   std::string summary = (fs::path(dir) / "summary.json").string();
   {
     nlohmann::json j;
