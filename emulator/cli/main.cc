@@ -110,6 +110,12 @@ int main(int argc, char** argv) {
   run->add_option("--transport", po.transport, "links between processes: ipc (default) or tcp")
       ->check(CLI::IsMember({"ipc", "tcp"}));
   run->add_option("--bind", po.bind_host, "address to bind tcp endpoints on (default 127.0.0.1)");
+  std::string spawn = "local";
+  run->add_option(
+         "--spawn", spawn,
+         "local (default): start the emulator processes here; none: print their "
+         "`ibemu worker` commands and wait (processes on other hosts; use --transport tcp)")
+      ->check(CLI::IsMember({"local", "none"}));
   parts->excludes(per_dev);
 
   // `ibemu worker` is started by `ibemu run` for each partition; it is not for users.
@@ -168,6 +174,9 @@ int main(int argc, char** argv) {
     }
     if (*down) return fabric::Down(down_name, down_timeout);
     if (*status) return fabric::Status(status_name);
+    po.spawn = spawn == "local";
+    if (!po.spawn && po.transport != "tcp")
+      throw std::invalid_argument("--spawn none needs --transport tcp (ipc does not cross hosts)");
     if (*run)
       return Run(file, out, seed, seed_opt->count() > 0, duration, pcap, quiet, no_plot, po,
                  po.per_device || po.partitions > 1);

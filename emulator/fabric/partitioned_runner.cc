@@ -394,7 +394,17 @@ RunResult RunPartitioned(const scenario::Scenario& s, const PartitionOptions& o)
       o.exe.empty() ? std::filesystem::read_symlink("/proc/self/exe").string() : o.exe;
   std::vector<pid_t> pids(n, -1);
   std::vector<bool> finished(n, false);
-  for (uint32_t k = 0; k < n; ++k) {
+  if (!o.spawn) {
+    // Processes on other hosts bind their data sockets on their own --bind address; the launcher
+    // cannot waitpid them, so only the silence limit detects their death.
+    std::fprintf(stderr,
+                 "ibemu: waiting for %u emulator processes; run on the hosts of your choice:\n", n);
+    for (uint32_t k = 0; k < n; ++k)
+      std::fprintf(stderr,
+                   "  ibemu worker --launcher %s --partition %u --bind <that host's address>\n",
+                   ep.c_str(), k);
+  }
+  for (uint32_t k = 0; k < n && o.spawn; ++k) {
     pid_t pid = fork();
     if (pid < 0) throw std::runtime_error("fork failed");
     if (pid == 0) {

@@ -21,6 +21,9 @@ struct PartitionOptions {
   std::string bind_host = "127.0.0.1";
   std::string exe;  // the ibemu binary for the processes; default: this one
   bool progress = false;
+  // false: start no processes; print the `ibemu worker` command of each partition (to be run on
+  // any host that reaches the launcher over tcp) and wait for them to connect.
+  bool spawn = true;
 };
 
 // Partition of every LP: a switch and the CAs cabled to it stay together when there are at least

@@ -31,6 +31,10 @@ struct Case {
   const char* words;     // and say this
 };
 
+void PrintTo(const Case& c, std::ostream* os) {
+  *os << c.file;
+}
+
 class BadInput : public ::testing::TestWithParam<Case> {};
 
 TEST_P(BadInput, IsRefusedWithFileLineAndFieldBeforeAnythingStarts) {

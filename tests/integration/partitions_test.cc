@@ -12,6 +12,7 @@
 #include <fstream>
 #include <sstream>
 #include <thread>
+#include <vector>
 
 namespace {
 
@@ -81,6 +82,52 @@ TEST(Partitions, TcpTransportGivesTheSameDigest) {
   CliRun tcp = Cli(common + " --partitions 2 --transport tcp");
   ASSERT_EQ(tcp.status, 0) << tcp.out;
   EXPECT_EQ(Digest(tcp.out), Digest(one.out));
+}
+
+// Processes started by hand (as on other hosts), bound on different loopback addresses.
+TEST(Partitions, ProcessesStartedElsewhereJoinOverTcpAndGiveTheSameDigest) {
+  std::string scen = std::string(IBEMU_SOURCE_DIR) + "/configs/scenarios/fig2_4.yaml";
+  std::string one =
+      Digest(Cli("run -q --no-plot " + scen + " -o /tmp/ibemu_spawn_none --duration 300us").out);
+  std::string log = "/tmp/ibemu_spawn_none.log";
+  pid_t launcher = fork();
+  if (launcher == 0) {
+    FILE* f = freopen(log.c_str(), "w", stderr);
+    (void)f;
+    dup2(2, 1);
+    execl(IBEMU_BINARY, "ibemu", "run", "-q", "--no-plot", scen.c_str(), "-o",
+          "/tmp/ibemu_spawn_none", "--duration", "300us", "--partitions", "2", "--transport", "tcp",
+          "--spawn", "none", static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  std::string endpoint;
+  for (int i = 0; i < 100 && endpoint.empty(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    std::ifstream in(log);
+    for (std::string l; std::getline(in, l);) {
+      size_t p = l.find("--launcher ");
+      if (p != std::string::npos) endpoint = l.substr(p + 11, l.find(' ', p + 11) - p - 11);
+    }
+  }
+  ASSERT_FALSE(endpoint.empty()) << "the launcher printed no worker command";
+  std::vector<pid_t> workers;
+  for (int k = 0; k < 2; ++k) {
+    pid_t w = fork();
+    if (w == 0) {
+      std::string part = std::to_string(k), bind = "127.0.0." + std::to_string(k + 2);
+      execl(IBEMU_BINARY, "ibemu", "worker", "--launcher", endpoint.c_str(), "--partition",
+            part.c_str(), "--bind", bind.c_str(), static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    workers.push_back(w);
+  }
+  int st = 0;
+  waitpid(launcher, &st, 0);
+  for (pid_t w : workers) waitpid(w, nullptr, 0);
+  std::ifstream in(log);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ASSERT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << text;
+  EXPECT_EQ(Digest(text), one) << text;
 }
 
 TEST(Partitions, AKilledProcessStopsTheRunWithAMessageNamingIt) {
