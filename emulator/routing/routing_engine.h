@@ -39,4 +39,10 @@ struct SwitchGraph {
   bool IsSwitch(int n) const { return topo.nodes[n].type == topology::NodeType::kSwitch; }
 };
 
+// The up*/down* ranking: roots are the switches farthest from any CA (the spines of a fat tree),
+// or that reach none; a switch's rank is its BFS distance from the roots. A hop goes "up" toward
+// lower rank, ties broken toward the lower NodeGUID.
+std::vector<int> UpDownRanks(const topology::Topology& t);
+bool UpDownIsUp(const topology::Topology& t, const std::vector<int>& rank, int from, int to);
+
 }  // namespace ibemu::routing

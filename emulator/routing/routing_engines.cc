@@ -110,11 +110,8 @@ class UpDown : public RoutingEngine {
  public:
   RoutingResult Route(const topology::Topology& t, const LidMap& lids) override {
     SwitchGraph g(t);
-    std::vector<int> rank = Ranks(g);
-    auto up = [&](int from, int to) {
-      if (rank[to] != rank[from]) return rank[to] < rank[from];
-      return t.nodes[to].guid < t.nodes[from].guid;
-    };
+    std::vector<int> rank = UpDownRanks(t);
+    auto up = [&](int from, int to) { return UpDownIsUp(t, rank, from, to); };
     BalancedLft out(g, lids);
     std::vector<int> order = t.Switches();
     std::sort(order.begin(), order.end(), [&](int a, int b) {
@@ -148,50 +145,54 @@ class UpDown : public RoutingEngine {
     }
     return out.Take();
   }
-
- private:
-  // Roots are the switches farthest from any CA (the spines of a fat tree); rank = BFS distance
-  // from the roots.
-  static std::vector<int> Ranks(const SwitchGraph& g) {
-    size_t n = g.topo.nodes.size();
-    std::vector<int> to_ca(n, kInf);
-    std::deque<int> q;
-    for (int c : g.topo.Cas()) {
-      to_ca[c] = 0;
-      q.push_back(c);
-    }
-    while (!q.empty()) {
-      int x = q.front();
-      q.pop_front();
-      for (const SwitchGraph::Edge& e : g.edges[x])
-        if (g.IsSwitch(e.peer) && to_ca[e.peer] == kInf) {
-          to_ca[e.peer] = to_ca[x] + 1;
-          q.push_back(e.peer);
-        }
-    }
-    int far = 0;
-    for (int s : g.topo.Switches())
-      if (to_ca[s] != kInf) far = std::max(far, to_ca[s]);
-    std::vector<int> rank(n, kInf);
-    for (int s : g.topo.Switches())
-      if (to_ca[s] == far || to_ca[s] == kInf) {
-        rank[s] = 0;
-        q.push_back(s);
-      }
-    while (!q.empty()) {
-      int x = q.front();
-      q.pop_front();
-      for (const SwitchGraph::Edge& e : g.edges[x])
-        if (g.IsSwitch(e.peer) && rank[e.peer] == kInf) {
-          rank[e.peer] = rank[x] + 1;
-          q.push_back(e.peer);
-        }
-    }
-    return rank;
-  }
 };
 
 }  // namespace
+
+std::vector<int> UpDownRanks(const topology::Topology& t) {
+  SwitchGraph g(t);
+  size_t n = t.nodes.size();
+  std::vector<int> to_ca(n, kInf);
+  std::deque<int> q;
+  for (int c : t.Cas()) {
+    to_ca[c] = 0;
+    q.push_back(c);
+  }
+  while (!q.empty()) {
+    int x = q.front();
+    q.pop_front();
+    for (const SwitchGraph::Edge& e : g.edges[x])
+      if (g.IsSwitch(e.peer) && to_ca[e.peer] == kInf) {
+        to_ca[e.peer] = to_ca[x] + 1;
+        q.push_back(e.peer);
+      }
+  }
+  int far = 0;
+  for (int s : t.Switches())
+    if (to_ca[s] != kInf) far = std::max(far, to_ca[s]);
+  std::vector<int> rank(n, kInf);
+  for (int s : t.Switches())
+    if (to_ca[s] == far || to_ca[s] == kInf) {
+      rank[s] = 0;
+      q.push_back(s);
+    }
+  while (!q.empty()) {
+    int x = q.front();
+    q.pop_front();
+    for (const SwitchGraph::Edge& e : g.edges[x])
+      if (g.IsSwitch(e.peer) && rank[e.peer] == kInf) {
+        rank[e.peer] = rank[x] + 1;
+        q.push_back(e.peer);
+      }
+  }
+  return rank;
+}
+
+bool UpDownIsUp(const topology::Topology& t, const std::vector<int>& rank, int from, int to) {
+  if (rank[to] != rank[from]) return rank[to] < rank[from];
+  return t.nodes[to].guid < t.nodes[from].guid;
+}
+
 }  // namespace ibemu::routing
 
 namespace ibemu::policy {

@@ -7,23 +7,9 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "tests/integration/cli_util.h"
+
 namespace {
-
-struct CliResult {
-  int status = -1;
-  std::string output;
-};
-
-CliResult RunCli(const std::string& args) {
-  CliResult r;
-  std::string cmd = std::string(IBEMU_BINARY) + " " + args + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  std::array<char, 4096> buf;
-  while (fgets(buf.data(), buf.size(), p)) r.output += buf.data();
-  int st = pclose(p);
-  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  return r;
-}
 
 struct Case {
   const char* file;      // under tests/data/scenarios
@@ -42,11 +28,12 @@ TEST_P(BadInput, IsRefusedWithFileLineAndFieldBeforeAnythingStarts) {
   std::string dir = std::string(IBEMU_SOURCE_DIR) + "/tests/data/";
   std::filesystem::path out = std::filesystem::temp_directory_path() / "ibemu_bad_input_out";
   std::filesystem::remove_all(out);
-  CliResult r = RunCli("run -q " + dir + "scenarios/" + c.file + " -o " + out.string());
-  EXPECT_EQ(r.status, 2) << r.output;
-  EXPECT_NE(r.output.find(std::string("ibemu: error: ") + dir + c.location), std::string::npos)
-      << r.output;
-  EXPECT_NE(r.output.find(c.words), std::string::npos) << r.output;
+  ibemu::testing::CliResult r =
+      ibemu::testing::Ibemu("run -q " + dir + "scenarios/" + c.file + " -o " + out.string());
+  EXPECT_EQ(r.status, 2) << r.out;
+  EXPECT_NE(r.out.find(std::string("ibemu: error: ") + dir + c.location), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find(c.words), std::string::npos) << r.out;
   EXPECT_FALSE(std::filesystem::exists(out)) << "results were written for a refused scenario";
 }
 
@@ -78,9 +65,9 @@ INSTANTIATE_TEST_SUITE_P(
     });
 
 TEST(BadInputCli, MissingScenarioFileIsNamed) {
-  CliResult r = RunCli("run /nonexistent/scenario.yaml");
+  ibemu::testing::CliResult r = ibemu::testing::Ibemu("run /nonexistent/scenario.yaml");
   EXPECT_NE(r.status, 0);
-  EXPECT_NE(r.output.find("/nonexistent/scenario.yaml"), std::string::npos) << r.output;
+  EXPECT_NE(r.out.find("/nonexistent/scenario.yaml"), std::string::npos) << r.out;
 }
 
 TEST(BadInputCli, UnknownKeyIsNamedWithItsLine) {
@@ -88,10 +75,9 @@ TEST(BadInputCli, UnknownKeyIsNamedWithItsLine) {
   FILE* w = fopen(f.c_str(), "w");
   fputs("name: x\ntopology:\n  generator: testbed\nfabric:\n  data_vl: 2\n", w);
   fclose(w);
-  CliResult r = RunCli("validate " + f.string());
+  ibemu::testing::CliResult r = ibemu::testing::Ibemu("validate " + f.string());
   EXPECT_EQ(r.status, 2);
-  EXPECT_NE(r.output.find(f.string() + ":5: fabric.data_vl: unknown key"), std::string::npos)
-      << r.output;
+  EXPECT_NE(r.out.find(f.string() + ":5: fabric.data_vl: unknown key"), std::string::npos) << r.out;
 }
 
 }  // namespace

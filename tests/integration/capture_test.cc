@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <sstream>
 
+#include "tests/integration/cli_util.h"
 #include "tests/integration/run_util.h"
 
 namespace ibemu::testing {
@@ -27,13 +28,7 @@ class Recorder : public fabric::PacketTap {
 };
 
 std::string Shell(const std::string& cmd) {
-  std::string out;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return out;
-  std::array<char, 4096> buf;
-  while (fgets(buf.data(), buf.size(), p)) out += buf.data();
-  pclose(p);
-  return out;
+  return ibemu::testing::Shell(cmd, false).out;
 }
 
 TEST(Capture, TsharkDecodesEveryPacketWithTheFieldsTheEmulatorSet) {

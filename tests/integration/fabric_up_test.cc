@@ -12,16 +12,14 @@
 #include <regex>
 #include <thread>
 
+#include "tests/integration/cli_util.h"
+
 namespace {
 
 std::string Capture(const std::string& args, int* status) {
-  std::string out;
-  FILE* p = popen((std::string(IBEMU_BINARY) + " " + args + " 2>&1").c_str(), "r");
-  std::array<char, 4096> b;
-  while (fgets(b.data(), b.size(), p)) out += b.data();
-  int st = pclose(p);
-  *status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  return out;
+  ibemu::testing::CliResult r = ibemu::testing::Ibemu(args);
+  *status = r.status;
+  return r.out;
 }
 
 double VirtualSeconds(const std::string& status) {
@@ -36,12 +34,8 @@ TEST(FabricUp, PacedFabricFollowsWallTimeAndComesDownWithResults) {
   std::string out = "/tmp/ibemu_up_test_results_" + name;
   std::filesystem::remove_all(out);
   std::string scen = std::string(IBEMU_SOURCE_DIR) + "/configs/scenarios/fig2_4.yaml";
-  pid_t pid = fork();
-  if (pid == 0) {
-    execl(IBEMU_BINARY, "ibemu", "up", scen.c_str(), "--name", name.c_str(), "--pace", "0.0001",
-          "-q", "-o", out.c_str(), static_cast<char*>(nullptr));
-    _exit(127);
-  }
+  pid_t pid = ibemu::testing::SpawnIbemu(
+      {"up", scen, "--name", name, "--pace", "0.0001", "-q", "-o", out}, "");
   int st = 0;
   std::string s1;
   for (int i = 0; i < 50; ++i) {  // wait for the service to answer

@@ -14,21 +14,15 @@
 #include <thread>
 #include <vector>
 
+#include "tests/integration/cli_util.h"
+
 namespace {
 
-struct CliRun {
-  int status = -1;
-  std::string out;
-};
+using ibemu::testing::CliResult;
+using ibemu::testing::SpawnIbemu;
 
-CliRun Cli(const std::string& args) {
-  CliRun r;
-  FILE* p = popen((std::string(IBEMU_BINARY) + " " + args + " 2>&1").c_str(), "r");
-  std::array<char, 4096> b;
-  while (fgets(b.data(), b.size(), p)) r.out += b.data();
-  int st = pclose(p);
-  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  return r;
+CliResult Cli(const std::string& args) {
+  return ibemu::testing::Ibemu(args);
 }
 
 std::string Line(const std::string& out, const std::string& prefix) {
@@ -55,9 +49,9 @@ std::string FlowRows(const std::string& out) {
 TEST(Partitions, Scenario1HasOneDigestInOneProcessThreeProcessesAndOneProcessPerDevice) {
   std::string scen = std::string(IBEMU_SOURCE_DIR) + "/configs/scenarios/testbed-scenario1.yaml";
   std::string common = "run -q --no-plot " + scen + " -o /tmp/ibemu_partitions_test";
-  CliRun one = Cli(common);
-  CliRun three = Cli(common + " --partitions 3");
-  CliRun each = Cli(common + " --per-device");
+  CliResult one = Cli(common);
+  CliResult three = Cli(common + " --partitions 3");
+  CliResult each = Cli(common + " --per-device");
   ASSERT_EQ(one.status, 0) << one.out;
   ASSERT_EQ(three.status, 0) << three.out;
   ASSERT_EQ(each.status, 0) << each.out;
@@ -78,8 +72,8 @@ TEST(Partitions, TcpTransportGivesTheSameDigest) {
   std::string scen = std::string(IBEMU_SOURCE_DIR) + "/configs/scenarios/fig2_4.yaml";
   std::string common =
       "run -q --no-plot " + scen + " -o /tmp/ibemu_partitions_test --duration 300us";
-  CliRun one = Cli(common);
-  CliRun tcp = Cli(common + " --partitions 2 --transport tcp");
+  CliResult one = Cli(common);
+  CliResult tcp = Cli(common + " --partitions 2 --transport tcp");
   ASSERT_EQ(tcp.status, 0) << tcp.out;
   EXPECT_EQ(Digest(tcp.out), Digest(one.out));
 }
@@ -90,16 +84,10 @@ TEST(Partitions, ProcessesStartedElsewhereJoinOverTcpAndGiveTheSameDigest) {
   std::string one =
       Digest(Cli("run -q --no-plot " + scen + " -o /tmp/ibemu_spawn_none --duration 300us").out);
   std::string log = "/tmp/ibemu_spawn_none.log";
-  pid_t launcher = fork();
-  if (launcher == 0) {
-    FILE* f = freopen(log.c_str(), "w", stderr);
-    (void)f;
-    dup2(2, 1);
-    execl(IBEMU_BINARY, "ibemu", "run", "-q", "--no-plot", scen.c_str(), "-o",
-          "/tmp/ibemu_spawn_none", "--duration", "300us", "--partitions", "2", "--transport", "tcp",
-          "--spawn", "none", static_cast<char*>(nullptr));
-    _exit(127);
-  }
+  pid_t launcher =
+      SpawnIbemu({"run", "-q", "--no-plot", scen, "-o", "/tmp/ibemu_spawn_none", "--duration",
+                  "300us", "--partitions", "2", "--transport", "tcp", "--spawn", "none"},
+                 log);
   std::string endpoint;
   for (int i = 0; i < 100 && endpoint.empty(); ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
@@ -112,14 +100,9 @@ TEST(Partitions, ProcessesStartedElsewhereJoinOverTcpAndGiveTheSameDigest) {
   ASSERT_FALSE(endpoint.empty()) << "the launcher printed no worker command";
   std::vector<pid_t> workers;
   for (int k = 0; k < 2; ++k) {
-    pid_t w = fork();
-    if (w == 0) {
-      std::string part = std::to_string(k), bind = "127.0.0." + std::to_string(k + 2);
-      execl(IBEMU_BINARY, "ibemu", "worker", "--launcher", endpoint.c_str(), "--partition",
-            part.c_str(), "--bind", bind.c_str(), static_cast<char*>(nullptr));
-      _exit(127);
-    }
-    workers.push_back(w);
+    workers.push_back(SpawnIbemu({"worker", "--launcher", endpoint, "--partition",
+                                  std::to_string(k), "--bind", "127.0.0." + std::to_string(k + 2)},
+                                 ""));
   }
   int st = 0;
   waitpid(launcher, &st, 0);
@@ -134,15 +117,8 @@ TEST(Partitions, AKilledProcessStopsTheRunWithAMessageNamingIt) {
   std::string scen =
       std::string(IBEMU_SOURCE_DIR) + "/configs/scenarios/testbed-scenario1-full.yaml";
   std::string log = "/tmp/ibemu_kill_test.log";
-  pid_t launcher = fork();
-  if (launcher == 0) {
-    FILE* f = freopen(log.c_str(), "w", stderr);
-    (void)f;
-    dup2(2, 1);
-    execl(IBEMU_BINARY, "ibemu", "run", "-q", "--no-plot", scen.c_str(), "-o",
-          "/tmp/ibemu_kill_test_out", "--partitions", "2", static_cast<char*>(nullptr));
-    _exit(127);
-  }
+  pid_t launcher = SpawnIbemu(
+      {"run", "-q", "--no-plot", scen, "-o", "/tmp/ibemu_kill_test_out", "--partitions", "2"}, log);
   // Find a worker (a child of the launcher) once the run is going.
   pid_t victim = -1;
   for (int i = 0; i < 100 && victim < 0; ++i) {

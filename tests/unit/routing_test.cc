@@ -122,53 +122,9 @@ void WalkAllPairs(const Topology& t, const LidMap& lids, const RoutingResult& r,
     }
 }
 
-// The engine's up*/down* ranking (routing_engines.cc, UpDown::Ranks): roots are the switches
-// farthest from any CA (or that reach none); rank is the BFS distance from the roots. A hop is
-// "up" toward lower rank, ties broken toward the lower NodeGUID.
-std::vector<int> UpDownRanks(const Topology& t) {
-  std::vector<int> to_ca(t.nodes.size(), kInf);
-  std::deque<int> q;
-  for (int c : t.Cas()) {
-    to_ca[c] = 0;
-    q.push_back(c);
-  }
-  while (!q.empty()) {
-    int x = q.front();
-    q.pop_front();
-    for (int p = 1; p <= t.nodes[x].num_ports; ++p) {
-      PortRef peer = t.Peer({x, p});
-      if (peer.valid() && IsSwitch(t, peer.node) && to_ca[peer.node] == kInf) {
-        to_ca[peer.node] = to_ca[x] + 1;
-        q.push_back(peer.node);
-      }
-    }
-  }
-  int far = 0;
-  for (int s : t.Switches())
-    if (to_ca[s] != kInf) far = std::max(far, to_ca[s]);
-  std::vector<int> rank(t.nodes.size(), kInf);
-  for (int s : t.Switches())
-    if (to_ca[s] == far || to_ca[s] == kInf) {
-      rank[s] = 0;
-      q.push_back(s);
-    }
-  while (!q.empty()) {
-    int x = q.front();
-    q.pop_front();
-    for (int p = 1; p <= t.nodes[x].num_ports; ++p) {
-      PortRef peer = t.Peer({x, p});
-      if (peer.valid() && IsSwitch(t, peer.node) && rank[peer.node] == kInf) {
-        rank[peer.node] = rank[x] + 1;
-        q.push_back(peer.node);
-      }
-    }
-  }
-  return rank;
-}
-
+// The ranking and direction the engine uses (routing::UpDownRanks, UpDownIsUp).
 bool Up(const Topology& t, const std::vector<int>& rank, int from, int to) {
-  if (rank[to] != rank[from]) return rank[to] < rank[from];
-  return t.nodes[to].guid < t.nodes[from].guid;
+  return routing::UpDownIsUp(t, rank, from, to);
 }
 
 struct Case {
@@ -309,7 +265,7 @@ TEST(UpDownRouting, DeliversEveryCaPairWithoutADownToUpTurn) {
     const Topology& t = c.topo;
     LidMap lids = LidMap::Assign(t);
     RoutingResult r = Route("updown", t, lids);
-    std::vector<int> rank = UpDownRanks(t);
+    std::vector<int> rank = routing::UpDownRanks(t);
     WalkAllPairs(t, lids, r, [&](const CaPort& s, const CaPort& d, const std::vector<int>& p) {
       bool gone_down = false;
       for (size_t i = 1; i < p.size(); ++i) {
@@ -342,13 +298,13 @@ TEST(UpDownRouting, FatTreePathsAreAlsoShortest) {
 
 TEST(UpDownRouting, RanksFatTreeSpinesAsRoots) {
   Topology t = topology::FatTree648(kQdr);
-  std::vector<int> rank = UpDownRanks(t);
+  std::vector<int> rank = routing::UpDownRanks(t);
   for (int s : t.Switches()) {
     bool spine = t.nodes[s].name.rfind("Spine", 0) == 0;
     EXPECT_EQ(rank[s], spine ? 0 : 1) << t.nodes[s].name;
   }
   Topology k = topology::KaryNTree(4, 3, kQdr);
-  std::vector<int> krank = UpDownRanks(k);
+  std::vector<int> krank = routing::UpDownRanks(k);
   for (int s : k.Switches()) EXPECT_EQ(krank[s], k.nodes[s].name[1] - '0') << k.nodes[s].name;
 }
 
