@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets with clang (ASan + UBSan) and runs each briefly on its seed corpus:
+#   tests/fuzz/run-fuzzers.sh [SECONDS_PER_TARGET]     default 20
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+SECS=${1:-20}
+OUT=${IBEMU_FUZZ_DIR:-build-fuzz}
+mkdir -p "$OUT"
+CXX="clang++ -std=c++20 -O1 -g -I. -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined"
+$CXX -o "$OUT/topology_fuzz" tests/fuzz/topology_fuzz.cc emulator/topology/ibnetdiscover_parser.cc \
+  emulator/topology/topology.cc common/link/link_rate.cc
+$CXX -o "$OUT/event_batch_fuzz" tests/fuzz/event_batch_fuzz.cc emulator/engine/event_codec.cc \
+  emulator/engine/packet.cc
+# Seed corpora: real topology files, and one valid batch the codec wrote.
+mkdir -p "$OUT/corpus/topology" "$OUT/corpus/batch"
+cp configs/topologies/*.topo tests/data/topologies/*.topo "$OUT/corpus/topology/"
+printf '\x01\x00\x00\x00\xe8\x03\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00' > "$OUT/corpus/batch/empty"
+for t in topology:topology event_batch:batch; do
+  name=${t%%:*} corpus=${t##*:}
+  echo "== fuzzing $name for ${SECS}s =="
+  if ! "$OUT/${name}_fuzz" -max_total_time="$SECS" -print_final_stats=1 \
+      -artifact_prefix="$OUT/" "$OUT/corpus/$corpus" \
+      > "$OUT/$name.log" 2>&1; then
+    tail -40 "$OUT/$name.log"
+    echo "fuzzer $name found a crash (reproducer above, crash-* files in $OUT)" >&2
+    exit 1
+  fi
+  grep -E 'stat::number_of_executed_units|stat::peak_rss' "$OUT/$name.log" || true
+done
+echo "fuzzers: no crash"
