@@ -127,6 +127,8 @@ int main(int argc, char** argv) {
   worker->add_option("--partition", partition)->required();
   worker->add_option("--ipc-dir", ipc_dir);
   worker->add_option("--bind", bind);
+  bool watch_parent = false;
+  worker->add_flag("--watch-parent", watch_parent);
 
   std::string vfile;
   CLI::App* validate =
@@ -165,7 +167,7 @@ int main(int argc, char** argv) {
 
   CLI11_PARSE(app, argc, argv);
   try {
-    if (*worker) return fabric::RunWorker(launcher, partition, ipc_dir, bind);
+    if (*worker) return fabric::RunWorker(launcher, partition, ipc_dir, bind, watch_parent);
     if (*up) {
       bool yaml = up_file.size() > 5 && (up_file.ends_with(".yaml") || up_file.ends_with(".yml"));
       scenario::Scenario s =

@@ -33,6 +33,7 @@ void Device::Start() {
     // so no data moves before the first credits have crossed the link.
     for (int s = 0; s < static_cast<int>(pt.rx.size()); ++s) {
       pt.rx[s].fc_pending = true;
+      ++pt.fc_pending;
       Post(id(), 0, kFcSend, static_cast<uint16_t>(pt.number), static_cast<uint32_t>(s));
     }
   }
@@ -70,7 +71,8 @@ void Device::Handle(const Event& e) {
       OnFlowControl(e);
       return;
     case kFcSend:
-      SendFlowControl(e.port, static_cast<int>(e.a));
+      // It may have gone out already, ahead of a data packet (SendPendingFlowControl).
+      if (ports_[e.port].rx[e.a].fc_pending) SendFlowControl(e.port, static_cast<int>(e.a));
       return;
     case kWake:
       if (ports_[e.port].wake_at == e.time) ports_[e.port].wake_at = -1;
@@ -109,6 +111,7 @@ void Device::Release(int p, int vl, int cls, uint32_t blocks) {
   if (!pt.stats.rx_occupancy.empty()) pt.stats.rx_occupancy[vl].Set(now(), pt.vl_used[vl]);
   if (!pt.link.connected || rx.fc_pending) return;
   rx.fc_pending = true;
+  ++pt.fc_pending;
   // FC packets go between data packets, never inside one (IBA 7.9.4): wait for the link.
   if (pt.tx_free_at <= now())
     SendFlowControl(p, slot);
@@ -124,6 +127,7 @@ void Device::SendFlowControl(int p, int slot) {
   }
   port::RxCredits& rx = pt.rx[slot];
   rx.fc_pending = false;
+  --pt.fc_pending;
   int vl = slot / pt.classes, cls = slot % pt.classes;
   // The FC packet reports this side's FCTBS for the same VL of the opposite direction and this
   // receive buffer's FCCL.
@@ -138,6 +142,17 @@ void Device::SendFlowControl(int p, int slot) {
        pt.link.peer_port, static_cast<uint32_t>(vl | cls << 8),
        uint64_t{fc.fctbs} | uint64_t{fc.fccl} << 32);
   WakeAt(p, end);
+}
+
+bool Device::SendPendingFlowControl(int p) {
+  port::Port& pt = ports_[p];
+  if (pt.fc_pending == 0 || pt.tx_free_at > now()) return false;
+  for (int s = 0; s < static_cast<int>(pt.rx.size()); ++s)
+    if (pt.rx[s].fc_pending) {
+      SendFlowControl(p, s);
+      return true;
+    }
+  return false;
 }
 
 void Device::OnFlowControl(const Event& e) {

@@ -69,6 +69,11 @@ class Device : public engine::LogicalProcess {
   SimTime Transmit(int p, Packet* pkt, int vl, int cls, SimTime tail_ready);
   // Frees `blocks` of port p's receive buffer on (vl, cls) and returns credits to the peer.
   void Release(int p, int vl, int cls, uint32_t blocks);
+  // At a packet boundary a waiting FC packet goes before the next data packet, or a port that
+  // always has data to send would never return credits (IBA 7.9.4 sends FC packets between data
+  // packets). Sends one if any is pending and the link is free; returns whether it did (the
+  // port is then woken when the FC packet has gone).
+  bool SendPendingFlowControl(int p);
   // Arranges for Arbitrate(p) to run at time t (deduplicated).
   void WakeAt(int p, SimTime t);
   void SetStalled(int p, int vl, bool stalled);

@@ -191,7 +191,10 @@ std::vector<uint32_t> AssignPartitions(const topology::Topology& t, int n, bool 
 }
 
 int RunWorker(const std::string& launcher, uint32_t self, const std::string& ipc_dir,
-              const std::string& bind_host) {
+              const std::string& bind_host, bool watch_parent) {
+  // A process the launcher started dies with it (PR_SET_PDEATHSIG); this catches the window
+  // before that was set. A process started by hand has no launcher parent to watch.
+  const pid_t parent = getppid();
   zmq::context_t ctx;
   zmq::socket_t ctl(ctx, zmq::socket_type::dealer);
   std::string id = "p" + std::to_string(self);
@@ -336,7 +339,7 @@ int RunWorker(const std::string& launcher, uint32_t self, const std::string& ipc
             horizon[head.from] = std::max(horizon[head.from], head.promise);
           }
         }
-        if (getppid() == 1) return fail("the launcher is gone");
+        if (watch_parent && getppid() != parent) return fail("the launcher is gone");
         heartbeat(bound);
       }
       wait_s += std::chrono::duration<double>(Clock::now() - t_wait).count();
@@ -412,16 +415,19 @@ RunResult RunPartitioned(const scenario::Scenario& s, const PartitionOptions& o)
       std::string ks = std::to_string(k);
       const char* ipc = o.transport == "tcp" ? "" : dir.c_str();
       execl(exe.c_str(), "ibemu", "worker", "--launcher", ep.c_str(), "--partition", ks.c_str(),
-            "--ipc-dir", ipc, "--bind", o.bind_host.c_str(), static_cast<char*>(nullptr));
+            "--ipc-dir", ipc, "--bind", o.bind_host.c_str(), "--watch-parent",
+            static_cast<char*>(nullptr));
       _exit(127);
     }
     pids[k] = pid;
   }
 
   std::vector<Clock::time_point> last_seen(n, Clock::now());
+  std::vector<bool> hello_seen(n, false);
   auto abort_all = [&](const std::string& why) {
+    // Every process still running hears it, also those started on other hosts.
     for (uint32_t k = 0; k < n; ++k) {
-      if (pids[k] < 0) continue;
+      if (finished[k] || (pids[k] < 0 && !hello_seen[k])) continue;
       control::ToProcess m;
       m.mutable_abort()->set_reason(why);
       std::string id = "p" + std::to_string(k);
@@ -447,9 +453,8 @@ RunResult RunPartitioned(const scenario::Scenario& s, const PartitionOptions& o)
   // Reaps children; a process that ended before sending its result is a failure.
   auto check_children = [&] {
     for (uint32_t k = 0; k < n; ++k) {
-      if (pids[k] < 0) continue;
       int st = 0;
-      if (waitpid(pids[k], &st, WNOHANG) == pids[k]) {
+      if (pids[k] > 0 && waitpid(pids[k], &st, WNOHANG) == pids[k]) {
         pid_t dead = pids[k];
         pids[k] = -1;
         if (!finished[k])
@@ -457,7 +462,10 @@ RunResult RunPartitioned(const scenario::Scenario& s, const PartitionOptions& o)
                     std::to_string(dead) + "; devices " + Members(s, part, k) + ") " +
                     DescribeStatus(st) + "; the other processes were stopped");
       }
-      if (!finished[k] && Clock::now() - last_seen[k] > kSilenceLimit)
+      // Silence is how a process on another host is found dead; a process started by hand is
+      // timed from its hello, not from when the launcher began waiting for it.
+      bool watched = pids[k] > 0 || hello_seen[k];
+      if (watched && !finished[k] && Clock::now() - last_seen[k] > kSilenceLimit)
         abort_all("emulator process for partition " + std::to_string(k) + " (devices " +
                   Members(s, part, k) + ") has been silent for " +
                   std::to_string(kSilenceLimit.count()) + " s; the other processes were stopped");
@@ -490,6 +498,7 @@ RunResult RunPartitioned(const scenario::Scenario& s, const PartitionOptions& o)
     control::ToLauncher m;
     uint32_t k = recv_one(&from, &m);
     if (m.has_hello()) {
+      hello_seen[k] = true;
       endpoints[k] = m.hello().data_endpoint();
       ++got;
     }

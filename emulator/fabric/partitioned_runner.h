@@ -35,6 +35,6 @@ RunResult RunPartitioned(const scenario::Scenario& s, const PartitionOptions& o)
 
 // The body of `ibemu worker`: one emulator process. Returns the process exit status.
 int RunWorker(const std::string& launcher, uint32_t partition, const std::string& ipc_dir,
-              const std::string& bind_host);
+              const std::string& bind_host, bool watch_parent);
 
 }  // namespace ibemu::fabric

@@ -134,6 +134,7 @@ void Hca::Arbitrate(int p) {
     WakeAt(p, pt.tx_free_at);
     return;
   }
+  if (SendPendingFlowControl(p)) return;
   PortState& ps = pstate_[p];
   uint32_t eligible = 0;
   int control_vl = -1;

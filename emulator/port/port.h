@@ -42,6 +42,7 @@ struct Port {
   int classes = 1;  // credit classes per VL (1 for standard IB)
   SimTime tx_free_at = 0;
   SimTime wake_at = -1;
+  uint32_t fc_pending = 0;    // receive slots with an FC packet waiting for the link
   std::vector<TxCredits> tx;  // [vl * classes + class]
   std::vector<RxCredits> rx;
   std::vector<uint32_t> vl_used;  // receive buffer blocks in use per VL, all credit classes

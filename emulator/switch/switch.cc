@@ -155,6 +155,7 @@ void Switch::Arbitrate(int out) {
     WakeAt(out, pt.tx_free_at);
     return;
   }
+  if (SendPendingFlowControl(out)) return;
   Output& o = outputs_[out];
   int n = num_ports() + 1;
   uint32_t eligible = 0;

@@ -63,6 +63,15 @@ TEST(TestBedScenario1, VictimRunsAtHostRateWhileAlone) {
   EXPECT_NEAR(o.flows["F1"].rx_gbps, 13.0, 0.13);
 }
 
+// Every link carries data both ways; each direction must still get the whole link (less the room
+// the FC packets and ACKs take), which fails if FC packets cannot get between data packets.
+TEST(FlowControl, TrafficBothWaysGetsTheLinkInEachDirection) {
+  Outcome o = RunScenario("tests/data/scenarios/bidirectional.yaml");
+  for (const char* f : {"H1-H4", "H4-H1", "H2-H6", "H6-H2"})
+    EXPECT_GT(o.flows[f].rx_gbps, 0.97 * kDdrPayloadGbps) << f;
+  EXPECT_EQ(CreditViolations(o.run), "");
+}
+
 TEST(Determinism, SameScenarioAndSeedGiveTheSameDigestAndResults) {
   Outcome a = RunScenario("configs/scenarios/testbed-scenario1.yaml");
   Outcome b = RunScenario("configs/scenarios/testbed-scenario1.yaml");
