@@ -37,7 +37,6 @@ class Partition {
 
   PacketPool& pool() { return pool_; }
   uint64_t events() const { return events_; }
-  const std::vector<LogicalProcess*>& lps() const { return lps_; }
 
  private:
   std::vector<LogicalProcess*> lps_;

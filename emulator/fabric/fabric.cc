@@ -105,8 +105,6 @@ std::unique_ptr<Fabric> BuildFabric(const scenario::Scenario& s, const std::vect
       d->ConnectPort(p, l);
     }
   }
-  for (const topology::Cable& c : t.cables)
-    f->min_link_latency = std::min(f->min_link_latency, CableLatency(s, c));
   return f;
 }
 

@@ -20,7 +20,6 @@ struct Fabric {
   routing::LidMap lids;
   std::vector<std::unique_ptr<Device>> devices;  // [node index], null if not built here
   results::FlowTable flows;
-  SimTime min_link_latency = INT64_MAX;
 };
 
 // How long after a packet's head arrives node `n` first acts on it (Device::set_rx_delay): a

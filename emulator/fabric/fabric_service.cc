@@ -197,17 +197,8 @@ int Up(scenario::Scenario s, const UpOptions& o) {
   s.duration = std::min(s.duration, end);
   s.measure_to = s.duration;
   RunResult r;
-  for (auto& d : f->devices) {
-    d->FinishStats(s.duration);
-    r.lp_digests.push_back(d->digest());
-    for (int p = 1; p <= d->num_ports(); ++p) r.packet_hops += d->port(p).stats.tx_packets;
-  }
-  r.digest = CombineDigests(r.lp_digests);
-  r.events = part.events();
-  r.ports = SummarizePorts(*f, s);
-  r.flows = std::move(f->flows);
+  CollectResults(*f, s, part.events(), &r);
   r.wall_seconds = wall();
-  r.peak_rss_kb = PeakRssKb();
   r.mode = "up";
   std::filesystem::remove(state);
   if (!o.quiet)

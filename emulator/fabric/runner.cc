@@ -119,19 +119,23 @@ RunResult RunEmbedded(const scenario::Scenario& s, const RunOptions& o) {
     }
   }
   if (tty) std::fprintf(stderr, "\n");
-  for (auto& d : f.devices) {
-    d->FinishStats(s.duration);
-    for (int p = 1; p <= d->num_ports(); ++p) r.packet_hops += d->port(p).stats.tx_packets;
-  }
-  for (auto& d : f.devices) r.lp_digests.push_back(d->digest());
-  r.digest = CombineDigests(r.lp_digests);
-  r.ports = SummarizePorts(f, s);
-  r.flows = std::move(f.flows);
-  r.events = part.events();
+  CollectResults(f, s, part.events(), &r);
   r.pcap_packets = pcap.packets();
   r.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  r.peak_rss_kb = PeakRssKb();
   return r;
+}
+
+void CollectResults(Fabric& f, const scenario::Scenario& s, uint64_t events, RunResult* r) {
+  for (auto& d : f.devices) {
+    d->FinishStats(s.duration);
+    r->lp_digests.push_back(d->digest());
+    for (int p = 1; p <= d->num_ports(); ++p) r->packet_hops += d->port(p).stats.tx_packets;
+  }
+  r->digest = CombineDigests(r->lp_digests);
+  r->ports = SummarizePorts(f, s);
+  r->flows = std::move(f.flows);
+  r->events = events;
+  r->peak_rss_kb = PeakRssKb();
 }
 
 }  // namespace ibemu::fabric

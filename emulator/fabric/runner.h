@@ -53,6 +53,9 @@ RunResult RunEmbedded(const scenario::Scenario& s, const RunOptions& o);
 
 // Digest of a run: the LPs' digests combined in LP order.
 uint64_t CombineDigests(const std::vector<uint64_t>& lp_digests);
+// Ends a one-process run of every device in `f`: brings statistics up to s.duration and fills
+// the digests, packet-hops, port summaries, flows, event count and memory of `r`.
+void CollectResults(Fabric& f, const scenario::Scenario& s, uint64_t events, RunResult* r);
 // The port summaries of the devices built in `f` (those a partition ran).
 std::vector<PortSummary> SummarizePorts(const Fabric& f, const scenario::Scenario& s);
 long PeakRssKb();
