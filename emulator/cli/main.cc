@@ -1,6 +1,9 @@
 // ibemu: the launcher. `ibemu run scenario.yaml` builds the fabric, runs it in virtual time and
 // writes results; the other subcommands check inputs and list what can be chosen.
+#include <unistd.h>
+
 #include <CLI/CLI.hpp>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
 
@@ -67,6 +70,36 @@ int Run(const std::string& file, const std::string& out_override, uint64_t seed,
     std::cout << (i ? ", " : "") << std::filesystem::path(files[i]).filename().string();
   std::cout << ")\n";
   return 0;
+}
+
+// `ibemu exec`: the program finds our libibumad.so.3 before the system's, and the library finds
+// the port and the fabric in the environment (docs/management.md).
+int ExecOnPort(const std::string& port, const std::string& fabric_name,
+               const std::vector<std::string>& cmd) {
+  auto colon = port.rfind(':');
+  if (colon == std::string::npos || colon == 0 || colon + 1 == port.size() ||
+      port.find_first_not_of("0123456789", colon + 1) != std::string::npos)
+    throw std::invalid_argument("--port '" + port + "': expected <node>:<port number>, e.g. H1:1");
+  std::string libdir;
+  if (const char* d = std::getenv("IBEMU_UMAD_LIBDIR")) libdir = d;
+  if (libdir.empty()) {
+    std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe");
+    libdir = (self.parent_path().parent_path() / "hostlib" / "umad").string();
+  }
+  if (!std::filesystem::exists(std::filesystem::path(libdir) / "libibumad.so.3"))
+    throw std::runtime_error("no libibumad.so.3 in " + libdir +
+                             " (build the ibemu_umad target, or set IBEMU_UMAD_LIBDIR)");
+  std::string ld = libdir;
+  if (const char* old = std::getenv("LD_LIBRARY_PATH"); old && *old) ld += ":" + std::string(old);
+  setenv("LD_LIBRARY_PATH", ld.c_str(), 1);
+  setenv("IBEMU_UMAD_PORT", port.c_str(), 1);
+  setenv("IBEMU_FABRIC", fabric_name.c_str(), 1);
+  std::vector<char*> argv;
+  for (const std::string& a : cmd) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  execvp(argv[0], argv.data());
+  std::cerr << "ibemu: error: cannot run " << cmd[0] << ": " << std::strerror(errno) << "\n";
+  return 127;
 }
 
 }  // namespace
@@ -155,6 +188,20 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0.0, 1e6));
   up->add_option("-o,--out", up_opts.results_dir, "results directory when it goes down");
   up->add_flag("-q,--quiet", up_opts.quiet, "no banner on stderr");
+  std::string up_sm;
+  up->add_option("--sm", up_sm,
+                 "builtin: LIDs and routes set at load, ports Active; external: ports wait in "
+                 "Init for a subnet manager (overrides fabric.subnet_manager)")
+      ->check(CLI::IsMember({"builtin", "external"}));
+  std::string exec_port, exec_name = "default";
+  std::vector<std::string> exec_cmd;
+  CLI::App* exec = app.add_subcommand(
+      "exec",
+      "run a program (smpquery, ibnetdiscover, opensm, ...) on an HCA port of a fabric "
+      "that is up, through the emulator's libibumad");
+  exec->add_option("--port", exec_port, "node:port to attach to, e.g. H1:1")->required();
+  exec->add_option("--name", exec_name, "which fabric (default: default)");
+  exec->add_option("command", exec_cmd, "the program and its arguments (after --)")->required();
   std::string down_name = "default";
   double down_timeout = 30;
   CLI::App* down = app.add_subcommand("down", "bring down a fabric started with `ibemu up`");
@@ -172,8 +219,10 @@ int main(int argc, char** argv) {
       bool yaml = up_file.size() > 5 && (up_file.ends_with(".yaml") || up_file.ends_with(".yml"));
       scenario::Scenario s =
           yaml ? scenario::LoadScenario(up_file) : scenario::ScenarioFromTopology(up_file);
+      if (!up_sm.empty()) s.subnet_manager = up_sm;
       return fabric::Up(std::move(s), up_opts);
     }
+    if (*exec) return ExecOnPort(exec_port, exec_name, exec_cmd);
     if (*down) return fabric::Down(down_name, down_timeout);
     if (*status) return fabric::Status(status_name);
     po.spawn = spawn == "local";

@@ -15,6 +15,7 @@ using LpId = uint32_t;
 enum EventKind : uint16_t {
   kPacketArrive = 1,       // head of `pkt` arrives on `port`; b = tail arrival time
   kFlowControlArrive = 2,  // FC packet on `port`; a = vl | class << 8; b = fctbs | fccl << 32
+  kLinkStateArrive = 3,    // the peer of `port` changed its link: a = enabled | retrain << 1
   kFirstLocalKind = 16,
 };
 

@@ -56,7 +56,7 @@ void BatchWriter::Add(const Event& e) {
   Put(&buf_, e.time);
   Put(&buf_, e.a);
   Put(&buf_, e.b);
-  Put<uint8_t>(&buf_, e.pkt ? 1 : 0);
+  Put<uint8_t>(&buf_, static_cast<uint8_t>((e.pkt ? 1 : 0) | (e.pkt && e.pkt->mad ? 2 : 0)));
   if (e.pkt) {
     const Packet& p = *e.pkt;
     Put(&buf_, p.hdr_len);
@@ -67,6 +67,7 @@ void BatchWriter::Add(const Event& e) {
     Put(&buf_, p.created);
     Put(&buf_, p.injected);
     Put(&buf_, p.credit_class);
+    if (p.mad) buf_.append(reinterpret_cast<const char*>(p.mad->data()), p.mad->size());
   }
   ++count_;
 }
@@ -96,6 +97,10 @@ bool DecodeBatch(const void* data, size_t len, PacketPool* pool, Batch* head,
                 r.Bytes(p->hdr.data(), p->hdr_len) && r.Get(&p->payload_len) && r.Get(&p->flow) &&
                 r.Get(&p->id) && r.Get(&p->created) && r.Get(&p->injected) &&
                 r.Get(&p->credit_class);
+      if (ok && (flags & 2)) {
+        p->mad = std::make_unique<MadBytes>();
+        ok = r.Bytes(p->mad->data(), p->mad->size());
+      }
       if (!ok) {
         pool->Put(p);
         return false;

@@ -5,7 +5,7 @@
 // header bytes (LRH, BTH, ...) exactly as they are on the wire:
 //   u16 kind | u16 port | u32 lp | u32 src | u64 seq | i64 time | u32 a | u64 b | u8 flags
 //   [packet: u8 hdr_len | hdr bytes | u32 payload_len | u32 flow | u64 id | i64 created |
-//            i64 injected | u16 credit_class]
+//            i64 injected | u16 credit_class | (flags bit 1) 256 MAD bytes]
 // The promise is the sender's guarantee that no later batch holds an event before that time.
 #pragma once
 #include <cstdint>

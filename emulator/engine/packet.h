@@ -20,11 +20,16 @@ constexpr int kMaxHeaderBytes = 64;  // LRH + GRH + BTH + the largest extension 
 constexpr int kIcrcBytes = 4;
 constexpr int kVcrcBytes = 2;
 constexpr uint32_t kNoFlow = 0xFFFFFFFFu;
+constexpr int kMadBytes = 256;
+using MadBytes = std::array<uint8_t, kMadBytes>;
 
 struct Packet {
   std::array<uint8_t, kMaxHeaderBytes> hdr{};
   uint8_t hdr_len = 0;
   uint32_t payload_len = 0;
+  // Management datagrams are the only payload the emulator looks into: the MAD (256 bytes) after
+  // the DETH. Data packets leave it null, so they stay small.
+  std::unique_ptr<MadBytes> mad;
 
   // Bookkeeping that travels with the packet across links and processes.
   uint32_t flow = kNoFlow;  // traffic group the packet belongs to, for results

@@ -6,7 +6,11 @@
 namespace ibemu::fabric {
 
 Device::Device(engine::LpId id, std::string name, int num_ports)
-    : LogicalProcess(id), ports_(num_ports + 1), name_(std::move(name)) {
+    : LogicalProcess(id),
+      ports_(num_ports + 1),
+      port_mgmt_(num_ports + 1),
+      name_(std::move(name)),
+      peer_enabled_(num_ports + 1, 1) {
   for (int p = 0; p <= num_ports; ++p) ports_[p].number = p;
 }
 
@@ -50,6 +54,11 @@ void Device::Handle(const Event& e) {
       int vl = pkt->lrh().vl();
       ++pt.stats.rx_packets;
       pt.stats.rx_bytes += pkt->wire_bytes();
+      mgmt::PortCounters& pc = port_mgmt_[e.port].counters;
+      ++pc.rcv_pkts;
+      ++pc.unicast_rcv_pkts;
+      pc.rcv_data += pkt->wire_bytes();
+      pc.rcv_data_sl[pkt->lrh().sl()] += pkt->wire_bytes();
       if (vl != policy::kVl15) {
         // The transmitter checked credits for (VL, class); the receive side charges the same slot.
         int slot = pt.Slot(vl, pkt->credit_class);
@@ -69,6 +78,15 @@ void Device::Handle(const Event& e) {
     }
     case engine::kFlowControlArrive:
       OnFlowControl(e);
+      return;
+    case engine::kLinkStateArrive:
+      OnPeerLinkState(e.port, e.a & 1, e.a & 2);
+      return;
+    case kMadAgent:
+      OnManagementPacket(e.port, e.pkt);
+      return;
+    case kMadFromClient:
+      OnClientMad(e.port, e.pkt);
       return;
     case kFcSend:
       // It may have gone out already, ahead of a data packet (SendPendingFlowControl).
@@ -95,6 +113,11 @@ SimTime Device::Transmit(int p, Packet* pkt, int vl, int cls, SimTime tail_ready
   pt.tx_free_at = end;
   ++pt.stats.tx_packets;
   pt.stats.tx_bytes += bytes;
+  mgmt::PortCounters& pc = port_mgmt_[p].counters;
+  ++pc.xmit_pkts;
+  ++pc.unicast_xmit_pkts;
+  pc.xmit_data += bytes;
+  pc.xmit_data_sl[pkt->lrh().sl()] += bytes;
   if (tap_) tap_->OnTransmit(t, id(), p, *pkt);
   Post(pt.link.peer_lp, t + pt.link.latency + pt.link.peer_rx_delay, engine::kPacketArrive,
        pt.link.peer_port, 0, static_cast<uint64_t>(end + pt.link.latency), pkt);
@@ -171,6 +194,85 @@ void Device::OnFlowControl(const Event& e) {
     ++pt.stats.credit_violations;
   pt.tx[slot].fccl = fccl;
   Arbitrate(e.port);
+}
+
+void Device::QueueForAgents(int p, Packet* pkt) {
+  Post(id(), std::max(now(), pkt->tail_arrival) + mgmt_latency_, kMadAgent,
+       static_cast<uint16_t>(p), 0, 0, pkt);
+}
+
+bool Device::DeliverToClient(int p, Packet* pkt) {
+  mgmt::MadAddress a;
+  bool ok =
+      mad_client_ && mgmt::ParseMadPacket(*pkt, &a) && mad_client_->Deliver(id(), p, *pkt->mad, a);
+  FreePacket(pkt);
+  return ok;
+}
+
+void Device::RequestPortState(int p, uint8_t state, uint8_t phys) {
+  mgmt::PortMgmt& pm = port_mgmt_[p];
+  if (p == 0) {  // a switch's management port has no link
+    if (state != 0) pm.port_state = state == 1 ? 4 : state;
+    return;
+  }
+  bool enabled_before = pm.phys_state != 3;
+  if (phys == 3 && enabled_before) {
+    pm.phys_state = 3;  // Disabled: the link drops and stays down
+    SetLink(p, false);
+    TellPeer(p, false);
+  } else if (phys == 2 && !enabled_before) {
+    pm.phys_state = 2;  // Polling: the port trains again if the peer is enabled
+    TellPeer(p, false);
+    if (ports_[p].link.connected && peer_enabled_[p]) SetLink(p, true);
+  }
+  if (state == 1) {
+    // PortState Down on a live link: the link retrains and both ends come back in Init.
+    if (link_up(p)) {
+      ++pm.counters.link_downed;
+      pm.port_state = 2;
+      TellPeer(p, true);
+      OnLinkChanged(p, true);
+    }
+  } else if (state == 3 || state == 4) {
+    if (link_up(p)) pm.port_state = state;
+    if (state == 4) Arbitrate(p);
+  }
+}
+
+void Device::TellPeer(int p, bool retrain) {
+  const port::LinkEnd& l = ports_[p].link;
+  if (!l.connected) return;
+  uint32_t a = (port_mgmt_[p].phys_state != 3 ? 1u : 0u) | (retrain ? 2u : 0u);
+  Post(l.peer_lp, now() + l.latency + l.peer_rx_delay, engine::kLinkStateArrive, l.peer_port, a);
+}
+
+void Device::OnPeerLinkState(int p, bool peer_enabled, bool retrain) {
+  peer_enabled_[p] = peer_enabled;
+  mgmt::PortMgmt& pm = port_mgmt_[p];
+  bool self_enabled = pm.phys_state != 3;
+  if (!peer_enabled) {
+    SetLink(p, false);
+  } else if (self_enabled && !link_up(p)) {
+    SetLink(p, true);
+  } else if (retrain && link_up(p)) {
+    ++pm.counters.link_downed;
+    pm.port_state = 2;
+    OnLinkChanged(p, true);
+  }
+}
+
+void Device::SetLink(int p, bool up) {
+  mgmt::PortMgmt& pm = port_mgmt_[p];
+  bool was = link_up(p);
+  if (up) {
+    pm.phys_state = 5;  // LinkUp
+    pm.port_state = 2;  // Init: the SM takes it from here
+  } else {
+    if (pm.phys_state == 5) pm.phys_state = 2;  // Polling, unless it was disabled
+    pm.port_state = 1;
+    if (was) ++pm.counters.link_downed;
+  }
+  if (was != up) OnLinkChanged(p, up);
 }
 
 void Device::WakeAt(int p, SimTime t) {

@@ -6,6 +6,8 @@
 #include <vector>
 
 #include "emulator/engine/logical_process.h"
+#include "emulator/mgmt/mad_packet.h"
+#include "emulator/mgmt/managed_device.h"
 #include "emulator/port/port.h"
 
 namespace ibemu::fabric {
@@ -21,16 +23,28 @@ class PacketTap {
   virtual void OnTransmit(SimTime t, engine::LpId lp, int port, const Packet& p) = 0;
 };
 
+// A program attached to an HCA port through the libibumad library (ibemu up): MADs for QP0/QP1
+// that the port's own agents do not answer go to it.
+class MadClient {
+ public:
+  virtual ~MadClient() = default;
+  // False when nothing is attached at (lp, port); the MAD is then dropped.
+  virtual bool Deliver(engine::LpId lp, int port, const engine::MadBytes& mad,
+                       const mgmt::MadAddress& from) = 0;
+};
+
 struct StatsConfig {
   SimTime interval = 0;
   int bins = 0;
 };
 
-class Device : public engine::LogicalProcess {
+class Device : public engine::LogicalProcess, public mgmt::ManagedDevice {
  public:
   enum LocalKind : uint16_t {
     kFcSend = engine::kFirstLocalKind,  // send the pending FC packet of (port, slot a)
     kWake,                              // re-run transmit arbitration on `port`
+    kMadAgent,                          // port, pkt: the agents take a management packet now
+    kMadFromClient,                     // port, pkt: an attached program sends a MAD
     kFirstDeviceKind,
   };
 
@@ -51,6 +65,22 @@ class Device : public engine::LogicalProcess {
   void set_rx_delay(SimTime d) { rx_delay_ = d; }
   SimTime rx_delay() const { return rx_delay_; }
   void SetStats(const StatsConfig& s) { stats_cfg_ = s; }
+  void set_mgmt_latency(SimTime t) { mgmt_latency_ = t; }
+  void SetMadClient(MadClient* c) { mad_client_ = c; }
+
+  // mgmt::ManagedDevice
+  mgmt::NodeMgmt& node_mgmt() override { return node_mgmt_; }
+  mgmt::PortMgmt& port_mgmt(int p) override { return port_mgmt_[p]; }
+  const mgmt::PortMgmt& port_mgmt(int p) const { return port_mgmt_[p]; }
+  int mgmt_num_ports() const override { return num_ports(); }
+  bool port_cabled(int p) const override { return ports_[p].link.connected; }
+  int data_vls() const override { return ports_.size() > 1 ? ports_[1].data_vls : 1; }
+  int64_t mgmt_now_ps() const override { return now(); }
+  void RequestPortState(int port, uint8_t port_state, uint8_t phys_state) override;
+
+  // The physical link is up (cabled, both ends enabled), and the port may carry data.
+  bool link_up(int p) const { return ports_[p].link.connected && port_mgmt_[p].phys_state == 5; }
+  bool port_active(int p) const { return link_up(p) && port_mgmt_[p].port_state == 4; }
 
   void Start() override;
   void Handle(const Event& e) final;
@@ -74,15 +104,34 @@ class Device : public engine::LogicalProcess {
   // packets). Sends one if any is pending and the link is free; returns whether it did (the
   // port is then woken when the FC packet has gone).
   bool SendPendingFlowControl(int p);
+  // A management packet (the MAD bytes travel in pkt->mad) for this device's agents, handed over
+  // mgmt_latency after its tail arrived: the agents' answer time.
+  void QueueForAgents(int p, Packet* pkt);
+  virtual void OnManagementPacket(int p, Packet* pkt) = 0;
+  virtual void OnClientMad(int p, Packet* pkt) { FreePacket(pkt); }
+  // The link of `p` came up or went down.
+  virtual void OnLinkChanged(int p, bool up) {}
+  // Hands a MAD to the program attached at port p; false if there is none.
+  bool DeliverToClient(int p, Packet* pkt);
+
   // Arranges for Arbitrate(p) to run at time t (deduplicated).
   void WakeAt(int p, SimTime t);
   void SetStalled(int p, int vl, bool stalled);
 
   std::vector<port::Port> ports_;  // index = port number; [0] is the switch's management port
+  mgmt::NodeMgmt node_mgmt_;
+  std::vector<mgmt::PortMgmt> port_mgmt_;
+  SimTime mgmt_latency_ = link::kPsPerUs;
+  MadClient* mad_client_ = nullptr;
 
  private:
   void SendFlowControl(int p, int slot);
   void OnFlowControl(const Event& e);
+  void OnPeerLinkState(int p, bool peer_enabled, bool retrain);
+  void SetLink(int p, bool up);
+  void TellPeer(int p, bool retrain);
+
+  std::vector<uint8_t> peer_enabled_;  // [port]: the other end of the cable is not disabled
 
   std::string name_;
   PacketTap* tap_ = nullptr;

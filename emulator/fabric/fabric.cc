@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "common/mad/smp_attributes.h"
 #include "emulator/hca/hca.h"
 #include "emulator/policy/builtin.h"
 #include "emulator/routing/routing_engine.h"
@@ -15,6 +16,101 @@ uint64_t SplitMix(uint64_t x) {
   x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
   x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
   return x ^ (x >> 31);
+}
+
+// PortInfo encodings of a link's width and speed (IBA 14.2.5.6): LinkWidth 1x=1, 4x=2, 8x=4,
+// 12x=8; LinkSpeed SDR=1, DDR=2, QDR=4, and FDR and up in LinkSpeedExt (FDR=1 ... NDR=8).
+void SetLinkFields(mgmt::PortMgmt* pm, const link::LinkRate& r) {
+  static constexpr uint8_t kWidthCodes[] = {0, 1, 0, 0, 2, 0, 0, 0, 4, 0, 0, 0, 8};
+  uint8_t w = kWidthCodes[static_cast<int>(r.width())];
+  pm->link_width_active = w;
+  pm->link_width_supported = pm->link_width_enabled = static_cast<uint8_t>(w | (w - 1));
+  int sp = static_cast<int>(r.speed());  // SDR 0 .. NDR 6
+  // A port supports what its cable runs at and below, so tools see no slower-than-possible link.
+  pm->link_speed_supported = pm->link_speed_enabled =
+      sp >= 2 ? 7 : static_cast<uint8_t>((2 << sp) - 1);
+  if (sp <= 2) {
+    pm->link_speed_active = static_cast<uint8_t>(1 << sp);
+  } else {
+    pm->link_speed_active = 4;
+    uint8_t ext = static_cast<uint8_t>(1 << (sp - 3));
+    pm->link_speed_ext_active = ext;
+    pm->link_speed_ext_supported = pm->link_speed_ext_enabled =
+        static_cast<uint8_t>(ext | (ext - 1));
+  }
+}
+
+uint8_t MtuCode(uint32_t mtu) {
+  uint8_t c = 1;
+  while ((256u << (c - 1)) < mtu) ++c;
+  return c;
+}
+
+uint8_t VlCapCode(int data_vls) {
+  return data_vls <= 1 ? 1 : data_vls <= 2 ? 2 : data_vls <= 4 ? 3 : data_vls <= 8 ? 4 : 5;
+}
+
+// The management view of a device as it powers up: identity, link fields, and, with the
+// builtin subnet manager, the LIDs and Active ports an SM would have left behind.
+void InitManagement(Device* d, const scenario::Scenario& s, int n, const routing::LidMap& lids,
+                    const policy::VlArbConfig& vc) {
+  const topology::Node& node = s.topo.nodes[n];
+  bool sw = node.type == topology::NodeType::kSwitch;
+  bool builtin = s.subnet_manager == "builtin";
+  mgmt::NodeMgmt& nm = d->node_mgmt();
+  nm.node_type = sw ? 2 : 1;
+  nm.node_guid = nm.system_guid = node.guid;
+  nm.description = node.description.empty() ? node.name : node.description;
+  nm.device_id = sw ? 0xC738 : 0x1003;
+  for (int p = 0; p <= node.num_ports; ++p) {
+    mgmt::PortMgmt& pm = d->port_mgmt(p);
+    pm.port_guid = sw ? node.guid : node.guid + static_cast<uint64_t>(p);
+    pm.pkeys.assign(nm.partition_cap, 0);
+    pm.pkeys[0] = 0xFFFF;
+    pm.vl_cap = pm.oper_vls = VlCapCode(s.data_vls);
+    // The configured MTU is what the hardware can do, so an SM settles on the MTU the data plane
+    // segments with.
+    pm.mtu_cap = pm.neighbor_mtu = MtuCode(s.hca.mtu);
+    for (size_t i = 0; i < vc.low.size() && i < 64; ++i) pm.vlarb_low[i] = vc.low[i];
+    for (size_t i = 0; i < vc.high.size() && i < 64; ++i) pm.vlarb_high[i] = vc.high[i];
+    if (vc.low.empty() && vc.high.empty())
+      for (int v = 0; v < s.data_vls; ++v) pm.vlarb_low[v] = {static_cast<uint8_t>(v), 64};
+    pm.vl_high_limit = vc.limit_of_high_priority;
+    pm.vlarb_low_cap = static_cast<uint8_t>(std::clamp<size_t>(vc.low.size(), 8, 64));
+    pm.vlarb_high_cap = static_cast<uint8_t>(std::clamp<size_t>(vc.high.size(), 8, 64));
+    pm.capability_mask = sw ? mad::port_info::kCapIsNoticeSupported |
+                                  mad::port_info::kCapIsTrapSupported |
+                                  mad::port_info::kCapIsSlMappingSupported |
+                                  mad::port_info::kCapIsSystemImageGuidSupported |
+                                  mad::port_info::kCapIsExtendedSpeedsSupported
+                            : mad::port_info::kCapIsSlMappingSupported |
+                                  mad::port_info::kCapIsSystemImageGuidSupported |
+                                  mad::port_info::kCapIsExtendedSpeedsSupported |
+                                  mad::port_info::kCapIsCommunicationManagementSupported |
+                                  mad::port_info::kCapIsVendorClassSupported |
+                                  mad::port_info::kCapIsClientReregistrationSupported;
+    if (p == 0) {
+      if (!sw) continue;
+      // A switch's management port is always up (as in ibsim); its LID is the switch's.
+      pm.phys_state = 5;
+      pm.port_state = 4;
+      pm.lid = builtin ? lids.lid[n][0] : 0;
+      continue;
+    }
+    const topology::Cable* c = s.topo.CableAt({n, p});
+    if (c) {
+      SetLinkFields(&pm, c->rate);
+      pm.phys_state = 5;  // LinkUp
+      pm.port_state = builtin ? 4 : 2;
+      pm.lid = builtin && !sw ? lids.lid[n][p] : 0;
+    } else {
+      SetLinkFields(&pm, link::LinkRate{});
+      pm.link_width_active = 0;
+      pm.link_speed_active = 0;
+      pm.link_speed_ext_active = 0;
+    }
+  }
+  if (sw && builtin) nm.sw.linear_fdb_top = lids.max_lid();
 }
 
 }  // namespace
@@ -65,7 +161,10 @@ std::unique_ptr<Fabric> BuildFabric(const scenario::Scenario& s, const std::vect
       auto sw = std::make_unique<sw::Switch>(id, node.name, node.num_ports, s.sw, &f->ctx);
       sw->set_lid(f->lids.lid[n][0]);
       auto it = routes.lft.find(static_cast<int>(n));
-      if (it != routes.lft.end()) sw->lft() = it->second;
+      if (it != routes.lft.end() && s.subnet_manager == "builtin") {
+        sw->lft() = it->second;
+        sw->lft()[f->lids.lid[n][0]] = 0;  // the switch's own LID: its management port
+      }
       if (!s.sl2vl.empty())
         for (int in = 0; in <= node.num_ports; ++in)
           for (int out = 0; out <= node.num_ports; ++out)
@@ -88,6 +187,11 @@ std::unique_ptr<Fabric> BuildFabric(const scenario::Scenario& s, const std::vect
     }
     Device* d = f->devices[n].get();
     d->SetStats(stats);
+    d->set_mgmt_latency(s.mgmt_latency);
+    InitManagement(d, s, static_cast<int>(n), f->lids, s.sw.vlarb_config);
+    // The management port's internal buffer, for GS MADs the switch sends through its crossbar.
+    if (node.type == topology::NodeType::kSwitch)
+      d->ConfigureBuffers(0, s.data_vls, classes, 1u << 20);
     d->set_rx_delay(RxDelay(s, static_cast<int>(n)));
     for (int p = 1; p <= node.num_ports; ++p) {
       d->ConfigureBuffers(p, s.data_vls, classes, vl_blocks);

@@ -18,6 +18,7 @@
 #include "emulator/engine/partition.h"
 #include "emulator/fabric/fabric.h"
 #include "emulator/fabric/runner.h"
+#include "emulator/fabric/umad_service.h"
 #include "emulator/results/report.h"
 
 namespace ibemu::fabric {
@@ -80,6 +81,9 @@ void PrintStatus(const control::ServiceReply& r) {
 std::string ServiceEndpoint(const std::string& name) {
   return "ipc://" + RunDir() + "/ibemu-up-" + name + ".sock";
 }
+std::string UmadEndpoint(const std::string& name) {
+  return "ipc://" + RunDir() + "/ibemu-up-" + name + "-umad.sock";
+}
 std::string StateFile(const std::string& name) {
   return RunDir() + "/ibemu-up-" + name + ".json";
 }
@@ -118,9 +122,15 @@ int Up(scenario::Scenario s, const UpOptions& o) {
   zmq::socket_t rep(ctx, zmq::socket_type::rep);
   rep.set(zmq::sockopt::linger, 0);
   rep.bind(ServiceEndpoint(o.name));
+  UmadService umad(ctx, UmadEndpoint(o.name), *f, s, part);
   {
-    nlohmann::json j{{"name", o.name},     {"pid", getpid()}, {"endpoint", ServiceEndpoint(o.name)},
-                     {"scenario", s.file}, {"pace", o.pace},  {"results_dir", dir}};
+    nlohmann::json j{{"name", o.name},
+                     {"pid", getpid()},
+                     {"endpoint", ServiceEndpoint(o.name)},
+                     {"umad_endpoint", UmadEndpoint(o.name)},
+                     {"scenario", s.file},
+                     {"pace", o.pace},
+                     {"results_dir", dir}};
     std::ofstream(state) << j.dump(2) << "\n";
   }
   struct sigaction sa {};
@@ -141,17 +151,29 @@ int Up(scenario::Scenario s, const UpOptions& o) {
   auto wall = [&] { return std::chrono::duration<double>(Clock::now() - t0).count(); };
   double lag = 0;
   std::string stop_reason = "signal";
-  zmq::pollitem_t item{rep.handle(), 0, ZMQ_POLLIN, 0};
+  zmq::pollitem_t items[2] = {{rep.handle(), 0, ZMQ_POLLIN, 0},
+                              {umad.socket().handle(), 0, ZMQ_POLLIN, 0}};
   auto slice_ms = std::chrono::milliseconds(std::max<int64_t>(1, o.slice / link::kPsPerMs));
   while (!g_stop) {
-    // Requests are taken between slices, so what they do happens at a slice boundary.
+    // Sleep until the next event is due in wall time (at most a slice) or a request comes.
+    // Requests are taken between steps and act at the virtual time reached, which is where the
+    // wall clock is (paced), so a MAD's round trip costs its virtual time, not a slice.
+    std::chrono::milliseconds wait(0);
+    if (o.pace > 0) {
+      SimTime next = part.NextEventTime();
+      double due = next == INT64_MAX ? 1e9 : static_cast<double>(next) / 1e12 / o.pace;
+      double ms = (due - wall()) * 1e3;
+      wait = ms >= 1 ? std::min(slice_ms, std::chrono::milliseconds(static_cast<int64_t>(ms)))
+                     : std::chrono::milliseconds(0);
+    }
     try {
-      zmq::poll(&item, 1, o.pace > 0 ? slice_ms : std::chrono::milliseconds(0));
+      zmq::poll(items, 2, wait);
     } catch (const zmq::error_t& e) {
       if (e.num() != EINTR) throw;
       continue;  // a signal: g_stop is set and the loop ends
     }
-    if (item.revents & ZMQ_POLLIN) {
+    if (items[1].revents & ZMQ_POLLIN) umad.Poll();
+    if (items[0].revents & ZMQ_POLLIN) {
       zmq::message_t m;
       if (rep.recv(m, zmq::recv_flags::dontwait)) {
         control::ServiceRequest req;

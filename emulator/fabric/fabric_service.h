@@ -26,6 +26,8 @@ struct UpOptions {
 // Where the service socket and the state file of fabric `name` live.
 std::string ServiceEndpoint(const std::string& name);
 std::string StateFile(const std::string& name);
+// Where programs using our libibumad reach the fabric (common/transport/umad.proto).
+std::string UmadEndpoint(const std::string& name);
 
 // Runs until `ibemu down`, SIGINT or SIGTERM; writes results; returns the exit status.
 int Up(scenario::Scenario s, const UpOptions& o);

@@ -3,8 +3,12 @@
 #include <algorithm>
 #include <cmath>
 
+#include "common/mad/mad_header.h"
 #include "common/wire/opcode.h"
 #include "emulator/hca/packet_builder.h"
+#include "emulator/mgmt/pma.h"
+#include "emulator/mgmt/sma.h"
+#include "emulator/mgmt/smi.h"
 
 namespace ibemu::hca {
 
@@ -14,7 +18,6 @@ Hca::Hca(engine::LpId id, std::string name, int num_ports, const HcaConfig& cfg,
       cfg_(cfg),
       ctx_(ctx),
       flows_(flows),
-      lids_(num_ports + 1, 0),
       sl2vl_(num_ports + 1),
       pstate_(num_ports + 1),
       rng_(seed) {
@@ -116,7 +119,7 @@ uint32_t Hca::NextSegment(const QueuePair& qp) const {
 }
 
 bool Hca::QpReady(const QueuePair& qp, int p, int vl) const {
-  if (qp.messages.empty() || qp.next_allowed > now()) return false;
+  if (qp.messages.empty() || qp.next_allowed > now() || !port_active(p)) return false;
   uint32_t payload = NextSegment(qp);
   uint32_t wire = wire::kLrhBytes + wire::kBthBytes + payload + (4 - payload % 4) % 4 +
                   engine::kIcrcBytes + engine::kVcrcBytes;
@@ -129,16 +132,20 @@ bool Hca::QpReady(const QueuePair& qp, int p, int vl) const {
 
 void Hca::Arbitrate(int p) {
   port::Port& pt = ports_[p];
-  if (!pt.link.connected) return;
+  if (!link_up(p)) return;
   if (pt.tx_free_at > now()) {
     WakeAt(p, pt.tx_free_at);
     return;
   }
   if (SendPendingFlowControl(p)) return;
   PortState& ps = pstate_[p];
+  if (!ps.vl15.empty()) {
+    WakeAt(p, Transmit(p, ps.vl15.Pop(), policy::kVl15, 0, now()));
+    return;
+  }
   uint32_t eligible = 0;
   int control_vl = -1;
-  if (!ps.control.empty()) {
+  if (!ps.control.empty() && port_active(p)) {
     Packet* h = ps.control.head;
     int vl = h->lrh().vl();
     if (pt.tx[pt.Slot(vl, h->credit_class)].Fits(h->blocks())) {
@@ -214,7 +221,7 @@ void Hca::SendData(int p, int vl, uint32_t qi) {
   QueuePair::Message& m = qp.messages.front();
   uint32_t payload = NextSegment(qp);
   RcSegment seg;
-  seg.slid = lids_[p];
+  seg.slid = lid(p);
   seg.dlid = qp.dlid;
   seg.sl = qp.sl;
   seg.vl = static_cast<uint8_t>(vl);
@@ -261,10 +268,22 @@ void Hca::SendData(int p, int vl, uint32_t qi) {
   }
 }
 
+bool Hca::IsMyLid(int p, uint16_t dlid) const {
+  const mgmt::PortMgmt& pm = port_mgmt_[p];
+  uint16_t mask = static_cast<uint16_t>(~((1u << pm.lmc) - 1));
+  return pm.lid != 0 && (dlid & mask) == pm.lid;
+}
+
 void Hca::OnPacket(int p, Packet* pkt) {
   wire::Lrh lrh = pkt->lrh();
-  if (lrh.vl() == policy::kVl15 || lrh.dlid() != lids_[p]) {
-    // Management packets arrive with issue 3's agents; misrouted packets are counted and dropped.
+  if (pkt->mad && (lrh.vl() == policy::kVl15 || pkt->bth().dest_qp() <= 1)) {
+    // QP0 and QP1: the node's agents (SMA, PMA) or the program attached to the port.
+    if (lrh.vl() != policy::kVl15) Release(p, lrh.vl(), pkt->credit_class, pkt->blocks());
+    QueueForAgents(p, pkt);
+    return;
+  }
+  if (lrh.vl() == policy::kVl15 || !IsMyLid(p, lrh.dlid()) || port_mgmt_[p].port_state < 3) {
+    // Misrouted packets, and data on a port that may not receive it yet, are counted and dropped.
     ++ports_[p].stats.dropped_no_route;
     Release(p, lrh.vl(), pkt->credit_class, pkt->blocks());
     FreePacket(pkt);
@@ -295,7 +314,7 @@ void Hca::Deliver(int p, Packet* pkt) {
     Packet* ack = NewPacket();
     uint8_t sl = lrh.sl();
     uint32_t& msn = msn_[uint64_t{lrh.slid()} << 24 | bth.dest_qp()];
-    BuildRcAck(ack, lids_[p], lrh.slid(), sl, sl2vl_[p][sl], bth.dest_qp(), bth.psn(), ++msn);
+    BuildRcAck(ack, lid(p), lrh.slid(), sl, sl2vl_[p][sl], bth.dest_qp(), bth.psn(), ++msn);
     ack->id = NextPacketId();
     ack->created = now();
     int dest = ctx_->DestIndex(lrh.slid());
@@ -319,6 +338,170 @@ void Hca::HandleDevice(const fabric::Event& e) {
       Deliver(e.port, e.pkt);
       return;
   }
+}
+
+}  // namespace ibemu::hca
+
+namespace ibemu::hca {
+
+void Hca::VlArbChanged(int p) {
+  if (p < 1 || p > num_ports()) return;
+  pstate_[p].vlarb = policy::VlArbiterRegistry::Get().Make(
+      cfg_.vlarb, mgmt::VlArbConfigOf(port_mgmt_[p], cfg_.vlarb_config, cfg_.data_vls));
+}
+
+void Hca::OnLinkChanged(int p, bool up) {
+  if (up) Arbitrate(p);
+}
+
+void Hca::SendVl15(int p, Packet* pkt) {
+  if (!link_up(p)) {
+    ++port_mgmt_[p].counters.vl15_dropped;
+    FreePacket(pkt);
+    return;
+  }
+  pkt->id = NextPacketId();
+  pkt->created = pkt->injected = now();
+  pstate_[p].vl15.Push(pkt);
+  Arbitrate(p);
+}
+
+void Hca::SendGmp(int p, Packet* pkt) {
+  wire::Lrh lrh = pkt->lrh();
+  lrh.set_vl(sl2vl_[p][lrh.sl()]);
+  pkt->id = NextPacketId();
+  pkt->created = pkt->injected = now();
+  int dest = ctx_->DestIndex(lrh.dlid());
+  pkt->credit_class = static_cast<uint16_t>(ctx_->queuing->CreditClass(dest < 0 ? 0 : dest));
+  pstate_[p].control.Push(pkt);
+  Arbitrate(p);
+}
+
+void Hca::RunSma(int p, Packet* pkt, const mgmt::MadAddress& from) {
+  mad::MadView m{pkt->mad->data()};
+  mgmt::AgentVerdict v = mgmt::HandleSmp(*this, p, m);
+  if (v == mgmt::AgentVerdict::kNotMine) {
+    DeliverToClient(p, pkt);  // traps, SMInfo and responses are for an SM on this port
+    return;
+  }
+  if (v == mgmt::AgentVerdict::kDrop) {
+    FreePacket(pkt);
+    return;
+  }
+  if (m.is_dr()) {
+    mgmt::SmiDecision d = mgmt::SmiSend(m, false, p, num_ports());
+    if (d.action == mgmt::SmiAction::kForward) return SendVl15(d.port, pkt);
+    if (d.action == mgmt::SmiAction::kLocal) {  // the SM asked its own node
+      DeliverToClient(p, pkt);
+      return;
+    }
+    FreePacket(pkt);
+    return;
+  }
+  mgmt::MadAddress r;
+  r.slid = lid(p);
+  r.dlid = from.slid;
+  r.vl = policy::kVl15;
+  mgmt::BuildMadPacket(pkt, r);
+  if (IsMyLid(p, r.dlid)) {  // the SM queried its own port by LID
+    DeliverToClient(p, pkt);
+    return;
+  }
+  SendVl15(p, pkt);
+}
+
+void Hca::RunGsAgents(int p, Packet* pkt, const mgmt::MadAddress& from) {
+  mad::MadView m{pkt->mad->data()};
+  // The PMA answers here; SA (an SM's), CC (until the congestion-control agent exists) and
+  // responses go to the attached program.
+  if (m.mgmt_class() != mad::mgmt_class::kPerf ||
+      mgmt::HandlePerf(*this, p, m) != mgmt::AgentVerdict::kRespond) {
+    DeliverToClient(p, pkt);
+    return;
+  }
+  mgmt::MadAddress r = mgmt::GsResponseAddress(from, lid(p));
+  mgmt::BuildMadPacket(pkt, r);
+  if (IsMyLid(p, r.dlid)) {
+    DeliverToClient(p, pkt);
+    return;
+  }
+  SendGmp(p, pkt);
+}
+
+void Hca::OnManagementPacket(int p, Packet* pkt) {
+  mgmt::MadAddress a;
+  if (!mgmt::ParseMadPacket(*pkt, &a)) {
+    ++port_mgmt_[p].counters.vl15_dropped;
+    FreePacket(pkt);
+    return;
+  }
+  mad::MadView m{pkt->mad->data()};
+  if (a.vl != policy::kVl15) return RunGsAgents(p, pkt, a);
+  if (m.mgmt_class() == mad::mgmt_class::kSubnDirected) {
+    mgmt::SmiDecision d = mgmt::SmiReceive(m, false, p, num_ports());
+    if (d.action != mgmt::SmiAction::kLocal) {  // a CA never relays
+      ++port_mgmt_[p].counters.vl15_dropped;
+      FreePacket(pkt);
+      return;
+    }
+    if (m.dr_direction()) {  // back at the SM's node
+      DeliverToClient(p, pkt);
+      return;
+    }
+    return RunSma(p, pkt, a);
+  }
+  if (m.mgmt_class() == mad::mgmt_class::kSubnLid &&
+      (IsMyLid(p, a.dlid) || a.dlid == mad::kPermissiveLid))
+    return RunSma(p, pkt, a);
+  ++port_mgmt_[p].counters.vl15_dropped;
+  FreePacket(pkt);
+}
+
+void Hca::OnClientMad(int p, Packet* pkt) {
+  // The program filled the MAD and the destination (dlid, dest QP, SL, P_Key); the port
+  // supplies its own LID and QP.
+  mgmt::MadAddress a;
+  if (!mgmt::ParseMadPacket(*pkt, &a)) {
+    FreePacket(pkt);
+    return;
+  }
+  mad::MadView m{pkt->mad->data()};
+  bool smp = m.mgmt_class() == mad::mgmt_class::kSubnLid || m.is_dr();
+  a.slid = lid(p);
+  a.src_qp = smp ? 0 : 1;
+  if (smp) {
+    a.vl = policy::kVl15;
+    a.dest_qp = 0;
+    a.qkey = 0;
+    if (m.is_dr()) a.slid = a.dlid = mad::kPermissiveLid;
+  }
+  mgmt::BuildMadPacket(pkt, a);
+  if (m.is_dr()) {
+    mgmt::SmiDecision d = mgmt::SmiSend(m, false, p, num_ports());
+    if (d.action == mgmt::SmiAction::kForward) return SendVl15(d.port, pkt);
+    if (d.action == mgmt::SmiAction::kLocal) {
+      if (m.dr_direction())
+        DeliverToClient(p, pkt);
+      else
+        RunSma(p, pkt, a);
+      return;
+    }
+    FreePacket(pkt);
+    return;
+  }
+  if (IsMyLid(p, a.dlid) || (smp && a.dlid == mad::kPermissiveLid)) {
+    // Addressed to this port: its own agents answer without touching the link.
+    a.slid = lid(p);
+    if (smp)
+      RunSma(p, pkt, a);
+    else
+      RunGsAgents(p, pkt, a);
+    return;
+  }
+  if (smp)
+    SendVl15(p, pkt);
+  else
+    SendGmp(p, pkt);
 }
 
 }  // namespace ibemu::hca

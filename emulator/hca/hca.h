@@ -34,9 +34,15 @@ class Hca : public fabric::Device {
   Hca(engine::LpId id, std::string name, int num_ports, const HcaConfig& cfg,
       const fabric::FabricContext* ctx, results::FlowTable* flows, uint64_t seed);
 
-  void set_lid(int port, uint16_t lid) { lids_[port] = lid; }
-  uint16_t lid(int port) const { return lids_[port]; }
+  void set_lid(int port, uint16_t lid) { port_mgmt_[port].lid = lid; }
+  uint16_t lid(int port) const { return port_mgmt_[port].lid; }
   void SetSl2Vl(int port, int sl, int vl) { sl2vl_[port][sl] = static_cast<uint8_t>(vl); }
+
+  // mgmt::ManagedDevice
+  bool is_switch() const override { return false; }
+  int Sl2VlEntry(int in, int out, int sl) const override { return sl2vl_[in][sl]; }
+  void SetSl2VlEntry(int in, int out, int sl, int vl) override { SetSl2Vl(in, sl, vl); }
+  void VlArbChanged(int port) override;
   void AddSource(const TrafficSource& s) { sources_.push_back({s}); }
 
   void Start() override;
@@ -72,7 +78,8 @@ class Hca : public fabric::Device {
     size_t next = 0;
   };
   struct PortState {
-    engine::PacketQueue control;  // ACKs (and CNPs): sent before data on their VL
+    engine::PacketQueue vl15;     // SMPs: no credits, before everything else
+    engine::PacketQueue control;  // ACKs, CNPs and GS MADs: sent before data on their VL
     std::vector<Ring> rings;      // [VL]
     std::unique_ptr<policy::VlArbiter> vlarb;
   };
@@ -90,12 +97,21 @@ class Hca : public fabric::Device {
   bool QpReady(const QueuePair& qp, int p, int vl) const;
   void SendData(int p, int vl, uint32_t qp_index);
   void Deliver(int p, Packet* pkt);
+  bool IsMyLid(int p, uint16_t dlid) const;
+  void OnManagementPacket(int p, Packet* pkt) override;
+  void OnClientMad(int p, Packet* pkt) override;
+  void OnLinkChanged(int p, bool up) override;
+  // Handles an SMP for this node's SMA that arrived on (or was sent from) port p and sends the
+  // response; hands what the SMA does not answer to the attached program.
+  void RunSma(int p, Packet* pkt, const mgmt::MadAddress& from);
+  void RunGsAgents(int p, Packet* pkt, const mgmt::MadAddress& from);
+  void SendVl15(int p, Packet* pkt);
+  void SendGmp(int p, Packet* pkt);
   double Uniform01();
 
   HcaConfig cfg_;
   const fabric::FabricContext* ctx_;
   results::FlowTable* flows_;
-  std::vector<uint16_t> lids_;
   std::vector<std::array<uint8_t, 16>> sl2vl_;
   std::vector<PortState> pstate_;
   std::vector<SourceState> sources_;

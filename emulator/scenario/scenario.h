@@ -32,6 +32,12 @@ struct Scenario {
   double default_cable_m = 2.0;
   SimTime phy_latency = 0;  // added to the cable's propagation delay on every link
   SimTime fc_latency = 0;   // from an FC packet's arrival to its credits being usable
+  // Who configures the subnet. "builtin": the emulator assigns LIDs and routes at load and every
+  // cabled port starts Active (synthetic-traffic studies). "external": ports start in Init with
+  // no LIDs and empty forwarding tables, and a subnet manager (opensm, ibemu-fabricmgr) attached
+  // through the libibumad library does it over MADs.
+  std::string subnet_manager = "builtin";
+  SimTime mgmt_latency = link::kPsPerUs;  // an SMA/PMA's time to answer a MAD
 
   sw::SwitchConfig sw;
   hca::HcaConfig hca;

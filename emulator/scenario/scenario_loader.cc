@@ -252,7 +252,7 @@ void Loader::LoadFabric(const YAML::Node& n, Scenario* s) {
   if (!n.IsDefined()) return;
   CheckKeys(n, "fabric",
             {"data_vls", "mtu", "vl_buffer_bytes", "phy_latency", "fc_latency", "routing", "sl2vl",
-             "vlarb", "switch", "hca"});
+             "vlarb", "switch", "hca", "subnet_manager", "mgmt_latency"});
   s->data_vls = Get<int>(n, "data_vls", "fabric", 1);
   static const std::set<int> kVlCaps = {1, 2, 4, 8, 15};
   if (!kVlCaps.count(s->data_vls))
@@ -277,6 +277,11 @@ void Loader::LoadFabric(const YAML::Node& n, Scenario* s) {
       blocks_of(n["vl_buffer_bytes"], "fabric.vl_buffer_bytes", buf);
   s->phy_latency = Duration(n, "phy_latency", "fabric", 0);
   s->fc_latency = Duration(n, "fc_latency", "fabric", 0);
+  s->mgmt_latency = Duration(n, "mgmt_latency", "fabric", link::kPsPerUs);
+  s->subnet_manager = Get<std::string>(n, "subnet_manager", "fabric", "builtin");
+  if (s->subnet_manager != "builtin" && s->subnet_manager != "external")
+    Fail(n["subnet_manager"], "fabric.subnet_manager",
+         "'" + s->subnet_manager + "': use builtin (LIDs and routes set at load) or external");
   s->routing = PolicyName(n, "routing", "fabric", "minhop", routing::RoutingRegistry::Get());
   s->sw.data_vls = s->hca.data_vls = s->data_vls;
 

@@ -2,6 +2,11 @@
 
 #include <algorithm>
 
+#include "common/mad/smp_attributes.h"
+#include "emulator/mgmt/pma.h"
+#include "emulator/mgmt/sma.h"
+#include "emulator/mgmt/smi.h"
+
 namespace ibemu::sw {
 
 Switch::Switch(engine::LpId id, std::string name, int num_ports, const SwitchConfig& cfg,
@@ -21,6 +26,7 @@ Switch::Switch(engine::LpId id, std::string name, int num_ports, const SwitchCon
   int nq = ctx_->queuing->NumQueues(qc);
   inputs_.resize(n);
   outputs_.resize(n);
+  vl15_.resize(n);
   for (int p = 0; p < n; ++p) {
     Input& in = inputs_[p];
     in.vl.resize(cfg_.data_vls);
@@ -62,14 +68,48 @@ void Switch::Drop(int in, Packet* pkt) {
   FreePacket(pkt);
 }
 
+bool Switch::IsMyLid(uint16_t dlid) const {
+  const mgmt::PortMgmt& pm = port_mgmt_[0];
+  uint16_t mask = static_cast<uint16_t>(~((1u << pm.lmc) - 1));
+  return pm.lid != 0 && (dlid & mask) == pm.lid;
+}
+
 void Switch::OnPacket(int in, Packet* pkt) {
   wire::Lrh lrh = pkt->lrh();
   uint16_t dlid = lrh.dlid();
+  if (lrh.vl() == policy::kVl15) {
+    // Directed-route SMPs and SMPs for this switch go to its SMI; other LID-routed SMPs follow
+    // the LFT on VL15 (IBA 14.2.2).
+    bool dr = pkt->mad && (*pkt->mad)[1] == mad::mgmt_class::kSubnDirected;
+    if (dr || IsMyLid(dlid)) {
+      QueueForAgents(in, pkt);
+      return;
+    }
+    int out = LftEntry(dlid);
+    if (out == kNoRoute || out == 0 || out == in || out > num_ports()) {
+      DropVl15(in, pkt);
+      return;
+    }
+    ForwardVl15(out, pkt);
+    return;
+  }
+  if (IsMyLid(dlid) && pkt->mad) {
+    // A GS MAD (PerfMgt, CC) for the switch: the management port takes it off the buffer.
+    Release(in, lrh.vl(), pkt->credit_class, pkt->blocks());
+    QueueForAgents(in, pkt);
+    return;
+  }
   int out = dlid < lft_.size() ? lft_[dlid] : kNoRoute;
-  // No route, a route to the management port (port 0 is for issue 3's SMA), or back out of the
-  // input port: IBA 18.2.4.3.2 has the switch discard such packets.
+  // No route, a route to the management port, or back out of the input port: IBA 18.2.4.3.2 has
+  // the switch discard such packets. So does a port that may not carry data yet.
   if (out == kNoRoute || out == 0 || out == in || out > num_ports() ||
-      !ports_[out].link.connected) {
+      !ports_[out].link.connected || port_mgmt_[in].port_state < 3) {
+    ++port_mgmt_[in].counters.rcv_switch_relay_errors;
+    Drop(in, pkt);
+    return;
+  }
+  if (!port_active(out)) {
+    ++port_mgmt_[out].counters.xmit_discards;
     Drop(in, pkt);
     return;
   }
@@ -150,12 +190,17 @@ Switch::Queue* Switch::Servable(int out, int vl, int in) const {
 
 void Switch::Arbitrate(int out) {
   port::Port& pt = ports_[out];
-  if (!pt.link.connected) return;
+  if (!link_up(out)) return;
   if (pt.tx_free_at > now()) {
     WakeAt(out, pt.tx_free_at);
     return;
   }
   if (SendPendingFlowControl(out)) return;
+  if (!vl15_[out].empty()) {
+    // VL15 needs no credits and goes before every data VL (IBA 7.6.9).
+    WakeAt(out, Transmit(out, vl15_[out].Pop(), policy::kVl15, 0, now()));
+    return;
+  }
   Output& o = outputs_[out];
   int n = num_ports() + 1;
   uint32_t eligible = 0;
@@ -184,7 +229,7 @@ void Switch::Arbitrate(int out) {
     return (mask[i / 64] >> (i % 64) & 1) && Servable(out, vl, i) != nullptr;
   };
   int in = o.xbar->Pick(vl, n, servable);
-  if (in <= 0) return;
+  if (in < 0) return;  // input 0 is the management port
 
   ReqList& r = o.req[vl][in];
   Queue* q = Servable(out, vl, in);
@@ -248,6 +293,152 @@ void Switch::HandleDevice(const fabric::Event& e) {
       return;
     }
   }
+}
+
+}  // namespace ibemu::sw
+
+namespace ibemu::sw {
+
+void Switch::SetLftEntry(uint32_t lid, uint8_t port) {
+  if (lid >= lft_.size()) {
+    if (port == kNoRoute) return;
+    lft_.resize(lid + 1, kNoRoute);
+  }
+  lft_[lid] = port;
+}
+
+void Switch::VlArbChanged(int port) {
+  if (port < 1 || port > num_ports()) return;
+  outputs_[port].vlarb = policy::VlArbiterRegistry::Get().Make(
+      cfg_.vlarb, mgmt::VlArbConfigOf(port_mgmt_[port], cfg_.vlarb_config, cfg_.data_vls));
+}
+
+void Switch::DropVl15(int in, Packet* pkt) {
+  ++port_mgmt_[in].counters.vl15_dropped;
+  FreePacket(pkt);
+}
+
+void Switch::ForwardVl15(int out, Packet* pkt) {
+  if (out < 1 || out > num_ports() || !link_up(out)) {
+    ++port_mgmt_[out < 1 || out > num_ports() ? 0 : out].counters.vl15_dropped;
+    FreePacket(pkt);
+    return;
+  }
+  vl15_[out].Push(pkt);
+  Arbitrate(out);
+}
+
+void Switch::OnManagementPacket(int in, Packet* pkt) {
+  mgmt::MadAddress a;
+  if (!mgmt::ParseMadPacket(*pkt, &a)) {
+    DropVl15(in, pkt);
+    return;
+  }
+  mad::MadView m{pkt->mad->data()};
+  if (a.vl == policy::kVl15 && m.mgmt_class() == mad::mgmt_class::kSubnDirected) {
+    mgmt::SmiDecision d = mgmt::SmiReceive(m, true, in, num_ports());
+    if (d.action == mgmt::SmiAction::kForward) return ForwardVl15(d.port, pkt);
+    // A returning SMP ends at the SM's node; no SM runs inside a switch.
+    if (d.action == mgmt::SmiAction::kDrop || m.dr_direction()) return DropVl15(in, pkt);
+    if (mgmt::HandleSmp(*this, in, m) != mgmt::AgentVerdict::kRespond) return DropVl15(in, pkt);
+    d = mgmt::SmiSend(m, true, 0, num_ports());
+    if (d.action != mgmt::SmiAction::kForward) return DropVl15(in, pkt);
+    return ForwardVl15(d.port, pkt);
+  }
+  if (a.vl == policy::kVl15) {
+    if (m.mgmt_class() != mad::mgmt_class::kSubnLid ||
+        mgmt::HandleSmp(*this, in, m) != mgmt::AgentVerdict::kRespond)
+      return DropVl15(in, pkt);
+    mgmt::MadAddress r;
+    r.slid = lid();
+    r.dlid = a.slid;
+    r.vl = policy::kVl15;
+    mgmt::BuildMadPacket(pkt, r);
+    return ForwardVl15(LftEntry(r.dlid), pkt);
+  }
+  // A GS MAD for the switch: only the PMA lives here for now (the CC agent comes with
+  // congestion control), so other classes are dropped.
+  if (a.dest_qp != 1 || m.mgmt_class() != mad::mgmt_class::kPerf ||
+      mgmt::HandlePerf(*this, in, m) != mgmt::AgentVerdict::kRespond) {
+    FreePacket(pkt);
+    return;
+  }
+  mgmt::BuildMadPacket(pkt, mgmt::GsResponseAddress(a, lid()));
+  SendFromPort0(pkt);
+}
+
+void Switch::SendFromPort0(Packet* pkt) {
+  wire::Lrh lrh = pkt->lrh();
+  int out = LftEntry(lrh.dlid());
+  if (out == kNoRoute || out == 0 || out > num_ports() || !port_active(out)) {
+    FreePacket(pkt);
+    return;
+  }
+  int vl = Sl2Vl(0, out, lrh.sl());
+  if (vl >= ports_[out].data_vls) {
+    FreePacket(pkt);
+    return;
+  }
+  lrh.set_vl(static_cast<uint8_t>(vl));
+  pkt->id = NextPacketId();
+  pkt->created = pkt->injected = now();
+  pkt->head_arrival = pkt->tail_arrival = now();
+  pkt->in_port = 0;
+  int dest = ctx_->DestIndex(lrh.dlid());
+  pkt->credit_class = static_cast<uint16_t>(ctx_->queuing->CreditClass(dest < 0 ? 0 : dest));
+  // Charge the management port's (internal) buffer, which the crossbar read releases.
+  port::Port& p0 = ports_[0];
+  p0.rx[p0.Slot(vl, pkt->credit_class)].used += pkt->blocks();
+  p0.vl_used[vl] += pkt->blocks();
+  pkt->out_port = static_cast<uint16_t>(out);
+  pkt->out_vl = static_cast<uint8_t>(vl);
+  int qi = ctx_->queuing->Queue(*pkt, out, dest < 0 ? 0 : dest);
+  pkt->queue = static_cast<uint16_t>(qi);
+  pkt->ready_at = now();
+  Queue& q = inputs_[0].vl[vl][qi];
+  bool was_empty = q.q.empty();
+  q.q.Push(pkt);
+  if (was_empty) HeadChanged(&q);
+}
+
+void Switch::OnLinkChanged(int p, bool up) {
+  // IBA 14.2.5.4: a port state change sets PortStateChange and traps to the SM (trap 128).
+  node_mgmt_.sw.port_state_change = true;
+  SendTrap128();
+  if (up) Arbitrate(p);
+}
+
+void Switch::SendTrap128() {
+  const mgmt::PortMgmt& p0 = port_mgmt_[0];
+  if (p0.sm_lid == 0 || p0.lid == 0) return;
+  int out = LftEntry(p0.sm_lid);
+  if (out == kNoRoute || out == 0 || out > num_ports() || !link_up(out)) return;
+  Packet* pkt = NewPacket();
+  pkt->mad = std::make_unique<engine::MadBytes>();
+  engine::MadBytes& b = *pkt->mad;
+  b.fill(0);
+  using namespace mad;
+  b[0] = 1;
+  b[1] = mgmt_class::kSubnLid;
+  b[2] = 1;
+  b[3] = method::kTrap;
+  Set(b.data(), hdr::kTid, ++trap_tid_);
+  Set(b.data(), hdr::kAttrId, attr::kNotice);
+  uint8_t* d = b.data() + kSmpDataOffset;
+  Set(d, notice::kIsGeneric, 1);
+  Set(d, notice::kType, notice::kTypeUrgent);
+  Set(d, notice::kProducerType, node_info::kTypeSwitch);
+  Set(d, notice::kTrapNumber, notice::kTrapLinkStateChange);
+  Set(d, notice::kIssuerLid, p0.lid);
+  Set(d, notice::kDataLid, p0.lid);
+  mgmt::MadAddress r;
+  r.slid = p0.lid;
+  r.dlid = p0.sm_lid;
+  r.vl = policy::kVl15;
+  mgmt::BuildMadPacket(pkt, r);
+  pkt->id = NextPacketId();
+  pkt->created = pkt->injected = now();
+  ForwardVl15(out, pkt);
 }
 
 }  // namespace ibemu::sw

@@ -39,11 +39,19 @@ class Switch : public fabric::Device {
   // SL2VL for packets entering on `in` and leaving on `out` (IBA 7.6.6).
   void SetSl2Vl(int in, int out, int sl, int vl) { sl2vl_[Sl2VlIndex(in, out, sl)] = vl; }
   int Sl2Vl(int in, int out, int sl) const { return sl2vl_[Sl2VlIndex(in, out, sl)]; }
-  uint16_t lid() const { return lid_; }
-  void set_lid(uint16_t l) { lid_ = l; }
+  uint16_t lid() const { return port_mgmt_[0].lid; }
+  void set_lid(uint16_t l) { port_mgmt_[0].lid = l; }
   uint64_t dropped() const { return dropped_; }
 
   void Start() override;
+
+  // mgmt::ManagedDevice
+  bool is_switch() const override { return true; }
+  uint8_t LftEntry(uint32_t lid) const override { return lid < lft_.size() ? lft_[lid] : kNoRoute; }
+  void SetLftEntry(uint32_t lid, uint8_t port) override;
+  int Sl2VlEntry(int in, int out, int sl) const override { return Sl2Vl(in, out, sl); }
+  void SetSl2VlEntry(int in, int out, int sl, int vl) override { SetSl2Vl(in, out, sl, vl); }
+  void VlArbChanged(int port) override;
 
  private:
   enum Kind : uint16_t {
@@ -98,11 +106,21 @@ class Switch : public fabric::Device {
     return xbar_rate_.SerializationTime(bytes) * 1000 / cfg_.speedup_milli;
   }
   void Drop(int in, Packet* pkt);
+  // Management: VL15 and packets for the switch's own LID.
+  void OnManagementPacket(int in, Packet* pkt) override;
+  void OnLinkChanged(int p, bool up) override;
+  bool IsMyLid(uint16_t dlid) const;
+  void ForwardVl15(int out, Packet* pkt);
+  void DropVl15(int in, Packet* pkt);
+  // Sends a GS MAD from the management port (port 0) through the crossbar like any data packet.
+  void SendFromPort0(Packet* pkt);
+  void SendTrap128();
 
   SwitchConfig cfg_;
   const fabric::FabricContext* ctx_;
-  uint16_t lid_ = 0;
   std::vector<uint8_t> lft_;
+  std::vector<engine::PacketQueue> vl15_;  // [output port]: SMPs, sent before any data VL
+  uint64_t trap_tid_ = 0;
   std::vector<uint8_t> sl2vl_;
   std::vector<Input> inputs_;
   std::vector<Output> outputs_;

@@ -11,11 +11,21 @@ $CXX -o "$OUT/topology_fuzz" tests/fuzz/topology_fuzz.cc emulator/topology/ibnet
   emulator/topology/topology.cc common/link/link_rate.cc
 $CXX -o "$OUT/event_batch_fuzz" tests/fuzz/event_batch_fuzz.cc emulator/engine/event_codec.cc \
   emulator/engine/packet.cc
+# The MAD target runs a whole fabric: every emulator source that needs no YAML, ZeroMQ or
+# protobuf.
+MAD_SRC=$(ls common/mad/*.cc common/link/*.cc common/wire/*.cc emulator/engine/*.cc \
+  emulator/switch/*.cc emulator/hca/*.cc emulator/mgmt/*.cc emulator/routing/*.cc \
+  emulator/topology/*.cc emulator/policy/*.cc emulator/policy/*/*.cc \
+  emulator/fabric/device.cc emulator/fabric/fabric.cc)
+$CXX -o "$OUT/mad_fuzz" tests/fuzz/mad_fuzz.cc $MAD_SRC
 # Seed corpora: real topology files, and one valid batch the codec wrote.
-mkdir -p "$OUT/corpus/topology" "$OUT/corpus/batch"
+mkdir -p "$OUT/corpus/topology" "$OUT/corpus/batch" "$OUT/corpus/mad"
+# A directed-route NodeInfo Get one hop out, sent from H1; and a PerfMgt PortCounters Get.
+printf '\x01\x01\x81\x01\x01\x00\x00\x00\x01' > "$OUT/corpus/mad/dr_nodeinfo"
+printf '\x02\x01\x04\x01\x01' > "$OUT/corpus/mad/perf"
 cp configs/topologies/*.topo tests/data/topologies/*.topo "$OUT/corpus/topology/"
 printf '\x01\x00\x00\x00\xe8\x03\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00' > "$OUT/corpus/batch/empty"
-for t in topology:topology event_batch:batch; do
+for t in topology:topology event_batch:batch mad:mad; do
   name=${t%%:*} corpus=${t##*:}
   echo "== fuzzing $name for ${SECS}s =="
   if ! "$OUT/${name}_fuzz" -max_total_time="$SECS" -print_final_stats=1 \

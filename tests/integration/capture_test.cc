@@ -16,7 +16,8 @@ namespace {
 class Recorder : public fabric::PacketTap {
  public:
   void OnTransmit(link::SimTime, engine::LpId, int, const engine::Packet& p) override {
-    engine::Packet c = p;
+    engine::Packet c;
+    c.hdr = p.hdr;
     std::ostringstream s;
     s << "0x" << std::hex << std::setw(2) << std::setfill('0') << int{c.lrh().vl()} << std::dec
       << "," << int{c.lrh().sl()} << "," << c.lrh().dlid() << "," << c.lrh().slid() << ","

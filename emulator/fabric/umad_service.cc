@@ -1,0 +1,255 @@
+#include "emulator/fabric/umad_service.h"
+
+#include <cstdio>
+#include <filesystem>
+
+#include "common/mad/smp_attributes.h"
+#include "umad.pb.h"
+
+namespace ibemu::fabric {
+namespace {
+
+// The source LP of injected events: after every device, so ordering stays deterministic.
+constexpr engine::LpId kInjectSource = 0xFFFFFFFEu;
+
+uint32_t RateGbps(const mgmt::PortMgmt& pm) {
+  static constexpr double kLane[] = {2.5, 5, 10, 14, 25, 50, 100};
+  int lanes = pm.link_width_active == 1   ? 1
+              : pm.link_width_active == 2 ? 4
+              : pm.link_width_active == 4 ? 8
+              : pm.link_width_active == 8 ? 12
+                                          : 0;
+  int sp = 0;
+  if (pm.link_speed_ext_active) {
+    sp = 3 + __builtin_ctz(pm.link_speed_ext_active);
+  } else if (pm.link_speed_active) {
+    sp = __builtin_ctz(pm.link_speed_active);
+  }
+  return static_cast<uint32_t>(kLane[sp] * lanes);
+}
+
+}  // namespace
+
+UmadService::UmadService(zmq::context_t& ctx, const std::string& endpoint, Fabric& f,
+                         const scenario::Scenario& s, engine::Partition& part)
+    : sock_(ctx, zmq::socket_type::router), f_(f), s_(s), part_(part), endpoint_(endpoint) {
+  sock_.set(zmq::sockopt::linger, 0);
+  // Sending to a client that went away fails at once (EHOSTUNREACH), so it can be forgotten.
+  sock_.set(zmq::sockopt::router_mandatory, 1);
+  sock_.bind(endpoint);
+  for (auto& d : f_.devices)
+    if (d) d->SetMadClient(this);
+}
+
+UmadService::~UmadService() {
+  for (auto& d : f_.devices)
+    if (d) d->SetMadClient(nullptr);
+  if (endpoint_.rfind("ipc://", 0) == 0) {
+    std::error_code ec;
+    std::filesystem::remove(endpoint_.substr(6), ec);
+  }
+}
+
+int UmadService::FindNode(const std::string& name) const {
+  int n = s_.topo.FindNode(name);
+  if (n >= 0) return n;
+  for (size_t i = 0; i < s_.topo.nodes.size(); ++i)
+    if (s_.topo.nodes[i].description == name) return static_cast<int>(i);
+  return -1;
+}
+
+void UmadService::Poll() {
+  for (;;) {
+    zmq::message_t id, body;
+    if (!sock_.recv(id, zmq::recv_flags::dontwait)) return;
+    if (!id.more() || !sock_.recv(body, zmq::recv_flags::dontwait)) continue;
+    while (body.more()) {  // not ours: skip extra frames
+      zmq::message_t extra;
+      if (!sock_.recv(extra, zmq::recv_flags::dontwait)) break;
+      body.move(extra);
+    }
+    Handle(id.to_string(), body.to_string());
+  }
+}
+
+void UmadService::Reply(const std::string& routing_id, const std::string& body) {
+  try {
+    zmq::send_result_t r =
+        sock_.send(zmq::buffer(routing_id), zmq::send_flags::sndmore | zmq::send_flags::dontwait);
+    if (r) sock_.send(zmq::buffer(body), zmq::send_flags::dontwait);
+  } catch (const zmq::error_t& e) {
+    if (e.num() != EHOSTUNREACH) throw;
+    Forget(routing_id);  // the program exited without detaching
+  }
+}
+
+void UmadService::Forget(const std::string& routing_id) {
+  for (auto& [key, v] : attached_) {
+    size_t before = v.size();
+    std::erase_if(v, [&](const Client& c) { return c.routing_id == routing_id; });
+    if (v.size() != before && v.empty())  // its SM, if it was one, is gone with it
+      f_.devices[key.first]->port_mgmt(key.second).capability_mask &= ~mad::port_info::kCapIsSm;
+  }
+}
+
+void UmadService::Handle(const std::string& routing_id, const std::string& body) {
+  umad::ToFabric req;
+  if (!req.ParseFromString(body)) return;  // not a message of ours; nothing to answer
+  umad::FromFabric rep;
+  rep.set_request(req.request());
+  auto describe = [&](int n, umad::CaAttributes* ca) {
+    const Device& d = *f_.devices[n];
+    Device& dm = *f_.devices[n];
+    const mgmt::NodeMgmt& nm = dm.node_mgmt();
+    ca->set_ca_name("ibemu0");
+    ca->set_node(s_.topo.nodes[n].name);
+    ca->set_node_type(nm.node_type);
+    ca->set_num_ports(static_cast<uint32_t>(d.num_ports()));
+    ca->set_node_guid(nm.node_guid);
+    ca->set_system_guid(nm.system_guid);
+    ca->set_fw_ver("1.0.0");
+    ca->set_hw_rev("0");
+    ca->set_ca_type("ibemu");
+    for (int p = 1; p <= d.num_ports(); ++p) {
+      const mgmt::PortMgmt& pm = d.port_mgmt(p);
+      umad::PortAttributes* pa = ca->add_ports();
+      pa->set_port(static_cast<uint32_t>(p));
+      pa->set_lid(pm.lid);
+      pa->set_lmc(pm.lmc);
+      pa->set_sm_lid(pm.sm_lid);
+      pa->set_sm_sl(pm.sm_sl);
+      pa->set_state(pm.port_state);
+      pa->set_phys_state(pm.phys_state);
+      pa->set_rate(RateGbps(pm));
+      pa->set_capmask(pm.capability_mask);
+      pa->set_gid_prefix(pm.gid_prefix);
+      pa->set_port_guid(pm.port_guid);
+      pa->set_link_width_active(pm.link_width_active);
+      pa->set_link_speed_active(pm.link_speed_active);
+      for (uint16_t k : pm.pkeys) pa->add_pkeys(k);
+    }
+  };
+  auto ca_node = [&](const std::string& name, std::string* err) {
+    int n = FindNode(name);
+    if (n < 0) {
+      *err = "no node '" + name + "' in " + s_.topology_source;
+    } else if (s_.topo.nodes[n].type != topology::NodeType::kCa) {
+      *err = "node '" + name + "' is a switch; attach to a channel adapter port";
+      n = -1;
+    }
+    return n;
+  };
+  switch (req.body_case()) {
+    case umad::ToFabric::kQuery: {
+      std::string err;
+      int n = ca_node(req.query().node(), &err);
+      umad::Described* d = rep.mutable_described();
+      d->set_ok(n >= 0);
+      d->set_error(err);
+      if (n >= 0) describe(n, d->mutable_ca());
+      Reply(routing_id, rep.SerializeAsString());
+      return;
+    }
+    case umad::ToFabric::kAttach: {
+      const umad::Attach& a = req.attach();
+      std::string err;
+      int n = ca_node(a.node(), &err);
+      if (n >= 0 && (a.port() < 1 || static_cast<int>(a.port()) > s_.topo.nodes[n].num_ports)) {
+        err = "node '" + a.node() + "' has no port " + std::to_string(a.port()) + " (ports 1.." +
+              std::to_string(s_.topo.nodes[n].num_ports) + ")";
+        n = -1;
+      }
+      umad::Attached* r = rep.mutable_attached();
+      r->set_ok(n >= 0);
+      r->set_error(err);
+      r->set_handle(a.handle());
+      if (n >= 0) {
+        auto& v = attached_[{static_cast<engine::LpId>(n), static_cast<int>(a.port())}];
+        // Attach is idempotent: a library that reconnects attaches again with the same handle.
+        std::erase_if(v, [&](const Client& c) {
+          return c.routing_id == routing_id && c.handle == a.handle();
+        });
+        v.push_back({routing_id, a.handle()});
+        describe(n, r->mutable_ca());
+      }
+      Reply(routing_id, rep.SerializeAsString());
+      return;
+    }
+    case umad::ToFabric::kDetach:
+      for (auto& [key, v] : attached_)
+        std::erase_if(v, [&](const Client& c) {
+          return c.routing_id == routing_id && c.handle == req.detach().handle();
+        });
+      return;
+    case umad::ToFabric::kIssm:
+      for (auto& [key, v] : attached_)
+        for (const Client& c : v)
+          if (c.routing_id == routing_id && c.handle == req.issm().handle()) {
+            mgmt::PortMgmt& pm = f_.devices[key.first]->port_mgmt(key.second);
+            if (req.issm().is_sm())
+              pm.capability_mask |= mad::port_info::kCapIsSm;
+            else
+              pm.capability_mask &= ~mad::port_info::kCapIsSm;
+          }
+      return;
+    case umad::ToFabric::kSend: {
+      const umad::Send& sd = req.send();
+      if (sd.mad().size() != engine::kMadBytes) return;  // the library never sends other sizes
+      for (auto& [key, v] : attached_)
+        for (const Client& c : v) {
+          if (c.routing_id != routing_id || c.handle != sd.handle()) continue;
+          Device& d = *f_.devices[key.first];
+          engine::Packet* pkt = part_.pool().Get();
+          mgmt::MadAddress a;
+          a.dlid = static_cast<uint16_t>(sd.addr().lid());
+          a.sl = static_cast<uint8_t>(sd.addr().sl() & 0xF);
+          a.dest_qp = sd.addr().qpn();
+          a.qkey = sd.addr().qkey();
+          const mgmt::PortMgmt& pm = d.port_mgmt(key.second);
+          uint32_t pi = sd.addr().pkey_index();
+          a.pkey = pi < pm.pkeys.size() && pm.pkeys[pi] ? pm.pkeys[pi] : 0xFFFF;
+          mgmt::BuildMadPacket(pkt, a);
+          std::memcpy(pkt->mad->data(), sd.mad().data(), engine::kMadBytes);
+          engine::Event e;
+          e.time = part_.now();
+          e.lp = key.first;
+          e.src = kInjectSource;
+          e.seq = seq_++;
+          e.kind = Device::kMadFromClient;
+          e.port = static_cast<uint16_t>(key.second);
+          e.pkt = pkt;
+          part_.Schedule(e);
+          ++mads_in_;
+          return;
+        }
+      return;
+    }
+    default:
+      return;
+  }
+}
+
+bool UmadService::Deliver(engine::LpId lp, int port, const engine::MadBytes& mad,
+                          const mgmt::MadAddress& from) {
+  auto it = attached_.find({lp, port});
+  if (it == attached_.end() || it->second.empty()) return false;
+  umad::FromFabric rep;
+  umad::Receive* r = rep.mutable_receive();
+  r->set_mad(mad.data(), mad.size());
+  umad::Address* a = r->mutable_addr();
+  a->set_lid(from.slid);
+  a->set_qpn(from.src_qp);
+  a->set_qkey(from.qkey);
+  a->set_sl(from.sl);
+  // Every program on the port sees it; each library keeps what its agents asked for, as the
+  // kernel does between the files open on one port.
+  std::vector<Client> to = it->second;  // Reply may forget clients that have gone
+  for (const Client& c : to) {
+    r->set_handle(c.handle);
+    Reply(c.routing_id, rep.SerializeAsString());
+  }
+  ++mads_out_;
+  return true;
+}
+
+}  // namespace ibemu::fabric

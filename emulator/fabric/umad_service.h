@@ -1,0 +1,50 @@
+// The fabric end of the libibumad channel (common/transport/umad.proto): programs attach to HCA
+// ports of a fabric that is up, send MADs that enter the fabric at that port, and receive what
+// the port's agents do not answer (responses, traps, SA queries). The library on the other side
+// plays the host kernel (agents, timeouts); this side is the HCA and the wire.
+#pragma once
+#include <map>
+#include <set>
+#include <string>
+#include <zmq.hpp>
+
+#include "emulator/engine/partition.h"
+#include "emulator/fabric/fabric.h"
+
+namespace ibemu::fabric {
+
+class UmadService : public MadClient {
+ public:
+  UmadService(zmq::context_t& ctx, const std::string& endpoint, Fabric& f,
+              const scenario::Scenario& s, engine::Partition& part);
+  ~UmadService() override;
+
+  zmq::socket_t& socket() { return sock_; }
+  // Takes every waiting message; MADs enter the fabric at the partition's current time.
+  void Poll();
+  bool Deliver(engine::LpId lp, int port, const engine::MadBytes& mad,
+               const mgmt::MadAddress& from) override;
+  uint64_t mads_in() const { return mads_in_; }
+  uint64_t mads_out() const { return mads_out_; }
+
+ private:
+  struct Client {
+    std::string routing_id;
+    uint32_t handle = 0;
+  };
+  void Handle(const std::string& routing_id, const std::string& body);
+  int FindNode(const std::string& name) const;
+  void Reply(const std::string& routing_id, const std::string& body);
+  void Forget(const std::string& routing_id);
+
+  zmq::socket_t sock_;
+  Fabric& f_;
+  const scenario::Scenario& s_;
+  engine::Partition& part_;
+  std::string endpoint_;
+  std::map<std::pair<engine::LpId, int>, std::vector<Client>> attached_;
+  uint64_t seq_ = 0;
+  uint64_t mads_in_ = 0, mads_out_ = 0;
+};
+
+}  // namespace ibemu::fabric

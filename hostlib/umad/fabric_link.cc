@@ -1,0 +1,219 @@
+#include "hostlib/umad/fabric_link.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+#include <zmq.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <vector>
+
+#include "hostlib/umad/umad_log.h"
+
+namespace ibemu::umad {
+
+namespace {
+
+void* OpenSocket(void* ctx, int type) {
+  void* s = zmq_socket(ctx, type);
+  if (!s) return nullptr;
+  int zero = 0;
+  zmq_setsockopt(s, ZMQ_LINGER, &zero, sizeof zero);
+  return s;
+}
+
+}  // namespace
+
+bool FabricLink::Start(const std::string& endpoint) {
+  if (started_) return true;
+  ctx_ = zmq_ctx_new();
+  if (!ctx_) return false;
+  dealer_ = OpenSocket(ctx_, ZMQ_DEALER);
+  // Never drop what the fabric sends us: MADs are queued here and in the umad files.
+  int unlimited = 0;
+  if (dealer_) zmq_setsockopt(dealer_, ZMQ_RCVHWM, &unlimited, sizeof unlimited);
+  // A fabric that restarts is found again within a second.
+  int reconnect_max_ms = 1000;
+  if (dealer_) zmq_setsockopt(dealer_, ZMQ_RECONNECT_IVL_MAX, &reconnect_max_ms, sizeof(int));
+
+  // The monitor tells the I/O thread when the connection is re-established: a restarted fabric
+  // has forgotten our Attach, so it must be sent again.
+  char monitor_ep[64];
+  std::snprintf(monitor_ep, sizeof monitor_ep, "inproc://ibemu-umad-monitor-%p",
+                static_cast<void*>(this));
+  if (!dealer_ || zmq_socket_monitor(dealer_, monitor_ep, ZMQ_EVENT_CONNECTED) != 0 ||
+      !(monitor_ = OpenSocket(ctx_, ZMQ_PAIR)) || zmq_connect(monitor_, monitor_ep) != 0 ||
+      zmq_connect(dealer_, endpoint.c_str()) != 0 ||
+      (wake_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) < 0) {
+    Warn(__func__, "cannot connect to %s: %s", endpoint.c_str(), zmq_strerror(zmq_errno()));
+    if (monitor_) zmq_close(monitor_);
+    if (dealer_) zmq_close(dealer_);
+    zmq_ctx_term(ctx_);
+    monitor_ = dealer_ = ctx_ = nullptr;
+    return false;
+  }
+  stop_ = false;
+  // The application's signals go to the application's threads, as if there were no extra thread
+  // (OpenSM, for one, handles SIGINT/SIGTERM/SIGHUP itself).
+  sigset_t all, saved;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &saved);
+  thread_ = std::thread([this] { Run(); });
+  pthread_sigmask(SIG_SETMASK, &saved, nullptr);
+  started_ = true;
+  return true;
+}
+
+void FabricLink::Stop() {
+  if (!started_) return;
+  stop_ = true;
+  Wake();
+  thread_.join();
+  zmq_close(monitor_);
+  zmq_close(dealer_);
+  zmq_ctx_term(ctx_);
+  close(wake_fd_);
+  monitor_ = dealer_ = ctx_ = nullptr;
+  wake_fd_ = -1;
+  started_ = false;
+}
+
+void FabricLink::Wake() {
+  if (wake_fd_ < 0) return;
+  uint64_t one = 1;
+  // A full counter (never in practice) already means "awake".
+  [[maybe_unused]] ssize_t n = write(wake_fd_, &one, sizeof one);
+}
+
+void FabricLink::Post(const ToFabric& msg) {
+  std::string bytes;
+  if (!msg.SerializeToString(&bytes)) return;
+  {
+    std::lock_guard lock(out_mu_);
+    out_.push_back(std::move(bytes));
+  }
+  Wake();
+}
+
+std::optional<FromFabric> FabricLink::Call(ToFabric msg, std::chrono::milliseconds timeout) {
+  uint64_t id;
+  {
+    std::lock_guard lock(rpc_mu_);
+    id = next_request_++;
+    rpc_.emplace(id, std::nullopt);
+  }
+  msg.set_request(id);
+  Post(msg);
+  std::unique_lock lock(rpc_mu_);
+  rpc_cv_.wait_for(lock, timeout, [&] { return rpc_.at(id).has_value(); });
+  std::optional<FromFabric> reply = std::move(rpc_.at(id));
+  rpc_.erase(id);
+  if (!reply) responsive_ = false;
+  return reply;
+}
+
+void FabricLink::SendQueued() {
+  std::deque<std::string> batch;
+  {
+    std::lock_guard lock(out_mu_);
+    batch.swap(out_);
+  }
+  for (const std::string& bytes : batch) {
+    if (zmq_send(dealer_, bytes.data(), bytes.size(), ZMQ_DONTWAIT) < 0)
+      UMAD_TRACE("message to the fabric dropped: %s", zmq_strerror(zmq_errno()));
+  }
+}
+
+void FabricLink::ReceiveAll() {
+  for (;;) {
+    zmq_msg_t part;
+    zmq_msg_init(&part);
+    if (zmq_msg_recv(&part, dealer_, ZMQ_DONTWAIT) < 0) {
+      zmq_msg_close(&part);
+      return;
+    }
+    FromFabric msg;
+    bool ok = msg.ParseFromArray(zmq_msg_data(&part), static_cast<int>(zmq_msg_size(&part)));
+    zmq_msg_close(&part);
+    if (!ok) {
+      UMAD_TRACE("unparsable message from the fabric dropped");
+      continue;
+    }
+    responsive_ = true;
+    if (msg.request() != 0) {
+      std::lock_guard lock(rpc_mu_);
+      auto it = rpc_.find(msg.request());
+      if (it != rpc_.end()) {
+        it->second = std::move(msg);
+        rpc_cv_.notify_all();
+        continue;
+      }
+    }
+    listener_->OnFabricMessage(msg);
+  }
+}
+
+void FabricLink::ReadMonitor() {
+  for (;;) {
+    // Each event is two frames: 2-byte event number + 4-byte value, then the endpoint.
+    zmq_msg_t frame;
+    zmq_msg_init(&frame);
+    if (zmq_msg_recv(&frame, monitor_, ZMQ_DONTWAIT) < 0) {
+      zmq_msg_close(&frame);
+      return;
+    }
+    uint16_t event = 0;
+    if (zmq_msg_size(&frame) >= sizeof event)
+      std::memcpy(&event, zmq_msg_data(&frame), sizeof event);
+    bool more = zmq_msg_more(&frame);
+    zmq_msg_close(&frame);
+    while (more) {
+      zmq_msg_init(&frame);
+      if (zmq_msg_recv(&frame, monitor_, 0) < 0)
+        more = false;
+      else
+        more = zmq_msg_more(&frame);
+      zmq_msg_close(&frame);
+    }
+    if (event == ZMQ_EVENT_CONNECTED && ++connects_ > 1) {
+      UMAD_TRACE("reconnected to the fabric; attaching again");
+      listener_->OnReconnected();
+    }
+  }
+}
+
+void FabricLink::Run() {
+  while (!stop_) {
+    auto now = std::chrono::steady_clock::now();
+    long timeout_ms = -1;
+    if (auto next = listener_->NextDeadline()) {
+      auto wait = std::chrono::ceil<std::chrono::milliseconds>(*next - now).count();
+      timeout_ms = wait < 0 ? 0 : static_cast<long>(wait);
+    }
+    std::vector<zmq_pollitem_t> items = {
+        {dealer_, 0, ZMQ_POLLIN, 0},
+        {monitor_, 0, ZMQ_POLLIN, 0},
+        {nullptr, wake_fd_, ZMQ_POLLIN, 0},
+    };
+    int extra = listener_->ExtraFd();
+    if (extra >= 0) items.push_back({nullptr, extra, ZMQ_POLLIN, 0});
+    if (zmq_poll(items.data(), static_cast<int>(items.size()), timeout_ms) < 0 &&
+        zmq_errno() != EINTR) {
+      UMAD_TRACE("zmq_poll: %s", zmq_strerror(zmq_errno()));
+    }
+    if (items[2].revents & ZMQ_POLLIN) {
+      uint64_t count;
+      [[maybe_unused]] ssize_t n = read(wake_fd_, &count, sizeof count);
+    }
+    ReceiveAll();
+    ReadMonitor();
+    if (extra >= 0 && (items[3].revents & ZMQ_POLLIN)) listener_->OnExtraFd();
+    listener_->OnTimers(std::chrono::steady_clock::now());
+    SendQueued();
+  }
+}
+
+}  // namespace ibemu::umad

@@ -1,0 +1,596 @@
+#include "hostlib/umad/host.h"
+
+#include <endian.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sys/eventfd.h>
+#include <sys/inotify.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <set>
+
+#include "hostlib/umad/mad_view.h"
+#include "hostlib/umad/umad_log.h"
+
+namespace ibemu::umad {
+
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// The process-wide instance. It is created on first use (not at load time, so a program that
+// forks to daemonize, as OpenSM -B does, starts its I/O thread in the child) and never destroyed
+// at exit: the I/O thread may still be running while static destructors run.
+
+std::mutex g_host_mu;
+Host* g_host = nullptr;
+
+void AtForkPrepare() {
+  g_host_mu.lock();
+}
+void AtForkParent() {
+  g_host_mu.unlock();
+}
+void AtForkChild() {
+  // The child has no I/O thread and must not touch the parent's ZeroMQ context: it starts over
+  // (the parent's instance is abandoned, not freed).
+  g_host = nullptr;
+  g_host_mu.unlock();
+}
+
+// issm files still on disk, removed at exit.
+struct IssmFiles {
+  std::mutex mu;
+  std::set<std::string> paths;
+};
+IssmFiles& Files() {
+  static IssmFiles* files = [] {
+    auto* f = new IssmFiles;
+    std::atexit([] {
+      std::lock_guard lock(Files().mu);
+      for (const auto& p : Files().paths) unlink(p.c_str());
+      Files().paths.clear();
+    });
+    return f;
+  }();
+  return *files;
+}
+
+// ---------------------------------------------------------------------------------------------
+// struct ib_mad_addr (network order) <-> umad.proto Address (host order).
+
+void ToProto(const ib_mad_addr_t& a, Address* p) {
+  p->set_qpn(be32toh(a.qpn) & 0xFFFFFF);
+  p->set_qkey(be32toh(a.qkey));
+  p->set_lid(be16toh(a.lid));
+  p->set_sl(a.sl);
+  p->set_path_bits(a.path_bits);
+  p->set_pkey_index(a.pkey_index);
+  p->set_grh_present(a.grh_present != 0);
+  if (a.grh_present) {
+    p->set_gid(a.gid, sizeof a.gid);
+    p->set_hop_limit(a.hop_limit);
+    p->set_traffic_class(a.traffic_class);
+    p->set_flow_label(be32toh(a.flow_label));
+  }
+}
+
+ib_mad_addr_t FromProto(const Address& p) {
+  ib_mad_addr_t a;
+  std::memset(&a, 0, sizeof a);
+  a.qpn = htobe32(p.qpn());
+  a.qkey = htobe32(p.qkey());
+  a.lid = htobe16(static_cast<uint16_t>(p.lid()));
+  a.sl = static_cast<uint8_t>(p.sl());
+  a.path_bits = static_cast<uint8_t>(p.path_bits());
+  a.pkey_index = static_cast<uint16_t>(p.pkey_index());
+  a.grh_present = p.grh_present() ? 1 : 0;
+  if (p.grh_present()) {
+    std::memcpy(a.gid, p.gid().data(), std::min(p.gid().size(), sizeof a.gid));
+    a.hop_limit = static_cast<uint8_t>(p.hop_limit());
+    a.traffic_class = static_cast<uint8_t>(p.traffic_class());
+    a.flow_label = htobe32(p.flow_label());
+  }
+  return a;
+}
+
+// What read() on a umad file returns: the header, then the MAD.
+std::vector<uint8_t> MakeRecord(uint32_t agent_id, uint32_t status, const ib_mad_addr_t& addr,
+                                const void* mad, size_t len) {
+  std::vector<uint8_t> rec(kUmadHeaderBytes + len);
+  ib_user_mad hdr;
+  std::memset(&hdr, 0, sizeof hdr);
+  hdr.agent_id = agent_id;
+  hdr.status = status;
+  hdr.length = static_cast<uint32_t>(kUmadHeaderBytes + len);
+  hdr.addr = addr;
+  std::memcpy(rec.data(), &hdr, kUmadHeaderBytes);
+  std::memcpy(rec.data() + kUmadHeaderBytes, mad, len);
+  return rec;
+}
+
+ib_user_mad HeaderOf(const std::vector<uint8_t>& umad) {
+  ib_user_mad hdr;
+  std::memcpy(&hdr, umad.data(), kUmadHeaderBytes);
+  return hdr;
+}
+
+}  // namespace
+
+Host& Host::Get() {
+  static std::once_flag atfork;
+  std::call_once(atfork, [] { pthread_atfork(AtForkPrepare, AtForkParent, AtForkChild); });
+  std::lock_guard lock(g_host_mu);
+  if (!g_host) g_host = new Host(Config::FromEnv());
+  return *g_host;
+}
+
+void Host::ResetForTesting() {
+  std::lock_guard lock(g_host_mu);
+  delete g_host;
+  g_host = nullptr;
+}
+
+// hi_tids differ between processes attached to the same port (each delivers every response to
+// all its agents by hi_tid), as they would with one kernel numbering every agent on the host.
+Host::Host(Config cfg)
+    : cfg_(std::move(cfg)), next_hi_tid_(static_cast<uint32_t>(getpid()) << 10) {}
+
+Host::~Host() {
+  link_.Stop();
+  std::lock_guard lock(mu_);
+  for (auto& [fd, file] : files_) close(fd);
+  files_.clear();
+  by_handle_.clear();
+  for (auto& [port, issm] : issm_) {
+    unlink(issm.path.c_str());
+    std::lock_guard files_lock(Files().mu);
+    Files().paths.erase(issm.path);
+  }
+  if (inotify_fd_ >= 0) close(inotify_fd_);
+}
+
+void Host::Hint(const std::string& why) {
+  if (hinted_.exchange(true)) return;
+  std::fprintf(stderr,
+               "libibumad (ibemu): %s; no InfiniBand device. Start a fabric with `ibemu up` and "
+               "set IBEMU_UMAD_PORT=<node>:<port> (IBEMU_RUN_DIR, IBEMU_FABRIC select the "
+               "fabric)\n",
+               why.c_str());
+}
+
+bool Host::EnsureLink() {
+  std::lock_guard lock(mu_);
+  return link_.Start(cfg_.Endpoint());
+}
+
+int Host::Describe(CaAttributes* ca) {
+  if (cfg_.node.empty()) {
+    Hint("IBEMU_UMAD_PORT is not set");
+    return -ENODEV;
+  }
+  struct stat st;
+  if (stat(cfg_.SocketPath().c_str(), &st) != 0) {
+    Hint("no fabric at " + cfg_.SocketPath());
+    return -ENODEV;
+  }
+  if (!EnsureLink()) return -ENODEV;
+  ToFabric msg;
+  msg.mutable_query()->set_node(cfg_.node);
+  // Once the fabric has failed to answer, later calls only glance for it, so a tool facing a
+  // dead fabric fails in one timeout rather than one per call.
+  auto timeout = link_.responsive() ? cfg_.query_timeout
+                                    : std::min(cfg_.query_timeout, std::chrono::milliseconds(100));
+  auto reply = link_.Call(msg, timeout);
+  if (!reply) {
+    Hint("the fabric at " + cfg_.SocketPath() + " does not answer");
+    return -ENODEV;
+  }
+  if (!reply->has_described() || !reply->described().ok()) {
+    Hint("the fabric has no node '" + cfg_.node + "' (" + reply->described().error() + ")");
+    return -ENODEV;
+  }
+  *ca = reply->described().ca();
+  return 0;
+}
+
+int Host::Resolve(const char* ca_name, int* portnum, CaAttributes* ca) {
+  if (int r = Describe(ca); r < 0) return r;
+  if (ca_name && *ca_name && CaName(*ca) != ca_name) return -ENODEV;
+  if (portnum) {
+    int port = ResolvePort(*ca, *portnum, cfg_);
+    if (port < 0) return -EINVAL;
+    *portnum = port;
+  }
+  return 0;
+}
+
+UmadFile* Host::FindLocked(int fd) {
+  auto it = files_.find(fd);
+  return it == files_.end() ? nullptr : it->second.get();
+}
+
+uint32_t Host::NextHiTid() {
+  return ++next_hi_tid_;
+}
+
+int Host::OpenPort(const char* ca_name, int portnum) {
+  CaAttributes ca;
+  if (int r = Resolve(ca_name, &portnum, &ca); r < 0) return r;
+  int fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  if (fd < 0) return -EIO;
+  uint32_t handle;
+  {
+    // Registered before attaching, so nothing the fabric sends right after is lost.
+    std::lock_guard lock(mu_);
+    handle = next_handle_++;
+    auto file = std::make_unique<UmadFile>();
+    file->fd = fd;
+    file->handle = handle;
+    file->portnum = portnum;
+    by_handle_[handle] = file.get();
+    files_[fd] = std::move(file);
+  }
+  ToFabric msg;
+  msg.mutable_attach()->set_node(cfg_.node);
+  msg.mutable_attach()->set_port(static_cast<uint32_t>(portnum));
+  msg.mutable_attach()->set_handle(handle);
+  auto reply = link_.Call(msg, cfg_.query_timeout);
+  bool ok = reply && reply->has_attached() && reply->attached().ok();
+  std::lock_guard lock(mu_);
+  if (!ok) {
+    if (reply)
+      Warn(__func__, "cannot attach to %s:%d: %s", cfg_.node.c_str(), portnum,
+           reply->attached().error().c_str());
+    ToFabric detach;
+    detach.mutable_detach()->set_handle(handle);
+    link_.Post(detach);
+    by_handle_.erase(handle);
+    files_.erase(fd);
+    close(fd);
+    return reply ? -EINVAL : -EIO;
+  }
+  if (auto it = issm_.find(portnum); it != issm_.end() && it->second.asserted) {
+    files_[fd]->issm = true;
+    PostIsSm(*files_[fd], true);
+  }
+  UMAD_TRACE("opened %s port %d fd %d handle %u", cfg_.node.c_str(), portnum, fd, handle);
+  return fd;
+}
+
+int Host::ClosePort(int fd) {
+  std::lock_guard lock(mu_);
+  UmadFile* file = FindLocked(fd);
+  if (!file) return 0;
+  if (file->issm) PostIsSm(*file, false);
+  ToFabric detach;
+  detach.mutable_detach()->set_handle(file->handle);
+  link_.Post(detach);
+  // Wake any thread blocked in umad_recv/umad_poll on it: it finds the file gone.
+  uint64_t one = 1;
+  [[maybe_unused]] ssize_t n = write(fd, &one, sizeof one);
+  by_handle_.erase(file->handle);
+  files_.erase(fd);
+  close(fd);
+  return 0;
+}
+
+int Host::Register(int fd, const AgentRequest& req, uint32_t* agent_id) {
+  // ib_register_mad_agent()'s checks.
+  if (req.class_version >= 8 || req.rmpp_version > 1) return -EINVAL;
+  if (IsVendorRange2(req.mgmt_class) && (req.oui == 0 || req.oui > 0xFFFFFF)) return -EINVAL;
+  std::lock_guard lock(mu_);
+  UmadFile* file = FindLocked(fd);
+  if (!file) return -EBADF;
+  for (const auto& [other_fd, other] : files_)
+    if (other->portnum == file->portnum && other->agents.Conflicts(req)) return -EINVAL;
+  auto id = file->agents.Add(req, NextHiTid());
+  if (!id) return -ENOMEM;
+  *agent_id = *id;
+  UMAD_TRACE("fd %d agent %u class 0x%x version %u qp %u", fd, *id, req.mgmt_class,
+             req.class_version, QpnForClass(req.mgmt_class));
+  return 0;
+}
+
+int Host::Unregister(int fd, uint32_t agent_id) {
+  std::lock_guard lock(mu_);
+  UmadFile* file = FindLocked(fd);
+  if (!file) return -EBADF;
+  if (!file->agents.Remove(agent_id)) return -EINVAL;
+  file->sends.DropAgent(agent_id);
+  return 0;
+}
+
+void Host::PostSend(const UmadFile& file, const std::vector<uint8_t>& umad) {
+  ToFabric msg;
+  ibemu::umad::Send* send = msg.mutable_send();
+  send->set_handle(file.handle);
+  send->set_mad(umad.data() + kUmadHeaderBytes, umad.size() - kUmadHeaderBytes);
+  ToProto(HeaderOf(umad).addr, send->mutable_addr());
+  link_.Post(msg);
+}
+
+int Host::Send(int fd, uint32_t agent_id, const uint8_t* umad, int length, int timeout_ms,
+               int retries) {
+  // ib_umad_write(): at least the common and RMPP headers, and no more than one MAD, since
+  // RMPP segmentation is not done here.
+  if (length < static_cast<int>(kRmppHeaderEnd)) return -EINVAL;
+  if (length > static_cast<int>(kMadBytes)) {
+    static std::once_flag warned;
+    std::call_once(warned, [&] {
+      Warn("umad_send", "%d-byte MAD refused: RMPP (multi-MAD transfers) is not implemented",
+           length);
+    });
+    return -EINVAL;
+  }
+  std::lock_guard lock(mu_);
+  UmadFile* file = FindLocked(fd);
+  if (!file) return -EBADF;
+  const Agent* agent = file->agents.Find(agent_id);
+  if (!agent) return -EINVAL;
+
+  // The MAD goes out in a zeroed 256-byte buffer, as the kernel's send buffer is.
+  std::vector<uint8_t> sent(kUmadHeaderBytes + kMadBytes, 0);
+  std::memcpy(sent.data(), umad, kUmadHeaderBytes + static_cast<size_t>(length));
+  uint8_t* mad = sent.data() + kUmadHeaderBytes;
+  const MadView view{mad};
+  if (StampsTid(view.method()))
+    SetTid(mad, uint64_t{agent->hi_tid} << 32 | (view.tid() & 0xFFFFFFFFu));
+
+  if (timeout_ms > 0 && !IsResponse(view.method())) {
+    OutstandingSend track;
+    track.agent_id = agent_id;
+    track.tid = view.tid();
+    track.mgmt_class = view.mgmt_class();
+    track.umad = sent;
+    track.timeout = std::chrono::milliseconds(timeout_ms);
+    track.retries_left = std::max(retries, 0);
+    track.deadline = Clock::now() + track.timeout;
+    file->sends.Track(std::move(track));
+  }
+  PostSend(*file, sent);
+  UMAD_TRACE("fd %d agent %u class 0x%x method 0x%x attr 0x%x tid 0x%016llx timeout %d retries %d",
+             fd, agent_id, view.mgmt_class(), view.method(), view.attr_id(),
+             static_cast<unsigned long long>(view.tid()), timeout_ms, retries);
+  return 0;
+}
+
+void Host::Push(UmadFile& file, std::vector<uint8_t> record) {
+  bool was_empty = file.queue.empty();
+  file.queue.push_back(std::move(record));
+  if (was_empty) {
+    uint64_t one = 1;
+    [[maybe_unused]] ssize_t n = write(file.fd, &one, sizeof one);
+  }
+}
+
+int Host::Recv(int fd, uint8_t* umad, int* length, int timeout_ms) {
+  const auto deadline = Clock::now() + std::chrono::milliseconds(std::max(timeout_ms, 0));
+  for (;;) {
+    {
+      std::lock_guard lock(mu_);
+      UmadFile* file = FindLocked(fd);
+      if (!file) {
+        errno = EBADF;
+        return -EBADF;
+      }
+      if (!file->queue.empty()) {
+        std::vector<uint8_t>& rec = file->queue.front();
+        const int mad_len = static_cast<int>(rec.size() - kUmadHeaderBytes);
+        if (mad_len > *length) {
+          // Too small: like the kernel with an RMPP message, hand over the header and what fits
+          // and keep the MAD, so the caller can retry with a buffer of *length bytes.
+          std::memcpy(umad, rec.data(),
+                      kUmadHeaderBytes + static_cast<size_t>(std::max(*length, 0)));
+          *length = mad_len;
+          errno = ENOSPC;
+          return -ENOSPC;
+        }
+        std::memcpy(umad, rec.data(), rec.size());
+        *length = mad_len;
+        const int agent = static_cast<int>(HeaderOf(rec).agent_id);
+        file->queue.pop_front();
+        if (file->queue.empty()) {
+          uint64_t count;
+          [[maybe_unused]] ssize_t n = read(fd, &count, sizeof count);
+        }
+        return agent;
+      }
+    }
+    if (timeout_ms == 0) {
+      errno = EAGAIN;
+      return -EAGAIN;
+    }
+    int wait_ms = -1;
+    if (timeout_ms > 0) {
+      auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now()).count();
+      if (left <= 0) {
+        errno = ETIMEDOUT;
+        return -ETIMEDOUT;
+      }
+      wait_ms = static_cast<int>(left);
+    }
+    // Blocking without a lock held: poll() is a cancellation point, and OpenSM stops its
+    // receiver thread with pthread_cancel.
+    struct pollfd pfd = {fd, POLLIN, 0};
+    int n = poll(&pfd, 1, wait_ms);
+    if (n < 0) return -EIO;
+    if (n == 0) {
+      errno = ETIMEDOUT;
+      return -ETIMEDOUT;
+    }
+  }
+}
+
+void Host::OnFabricMessage(const FromFabric& msg) {
+  if (msg.has_attached() && !msg.attached().ok()) {
+    Warn("attach", "the fabric refused handle %u: %s", msg.attached().handle(),
+         msg.attached().error().c_str());
+    return;
+  }
+  if (!msg.has_receive()) return;
+  const Receive& r = msg.receive();
+  if (r.mad().size() < kMadHeaderBytes) return;
+  std::lock_guard lock(mu_);
+  auto it = by_handle_.find(r.handle());
+  if (it == by_handle_.end()) return;
+  UmadFile& file = *it->second;
+  const MadView view{reinterpret_cast<const uint8_t*>(r.mad().data())};
+  const Agent* agent = nullptr;
+  if (IsResponse(view.method())) {
+    // A response goes to the agent that sent the request, and only while that request is
+    // outstanding: late duplicates and responses nobody waits for are dropped, as in ib_mad.
+    agent = file.agents.ForHiTid(static_cast<uint32_t>(view.tid() >> 32));
+    if (agent && !file.sends.Complete(agent->id, view.tid(), view.mgmt_class())) agent = nullptr;
+  } else {
+    uint32_t oui =
+        IsVendorRange2(view.mgmt_class()) && r.mad().size() >= 40 ? view.vendor_oui() : 0;
+    agent = file.agents.ForRequest(view.mgmt_class(), view.class_version(), view.method(), oui);
+  }
+  if (!agent) {
+    UMAD_TRACE("no agent for class 0x%x method 0x%x tid 0x%016llx: dropped", view.mgmt_class(),
+               view.method(), static_cast<unsigned long long>(view.tid()));
+    return;
+  }
+  Push(file, MakeRecord(agent->id, 0, FromProto(r.addr()), r.mad().data(), r.mad().size()));
+}
+
+void Host::OnReconnected() {
+  std::lock_guard lock(mu_);
+  for (const auto& [fd, file] : files_) {
+    ToFabric msg;
+    msg.mutable_attach()->set_node(cfg_.node);
+    msg.mutable_attach()->set_port(static_cast<uint32_t>(file->portnum));
+    msg.mutable_attach()->set_handle(file->handle);
+    link_.Post(msg);
+    if (file->issm) PostIsSm(*file, true);
+  }
+}
+
+std::optional<Clock::time_point> Host::NextDeadline() {
+  std::lock_guard lock(mu_);
+  std::optional<Clock::time_point> next;
+  for (const auto& [fd, file] : files_) {
+    auto d = file->sends.NextDeadline();
+    if (d && (!next || *d < *next)) next = d;
+  }
+  return next;
+}
+
+void Host::OnTimers(Clock::time_point now) {
+  std::lock_guard lock(mu_);
+  for (auto& [fd, file] : files_) {
+    std::vector<const OutstandingSend*> resend;
+    std::vector<OutstandingSend> expired;
+    file->sends.Expire(now, resend, expired);
+    for (const OutstandingSend* s : resend) PostSend(*file, s->umad);
+    for (const OutstandingSend& s : expired) {
+      // ib_umad's send_handler: the request comes back with status ETIMEDOUT, its header as the
+      // application wrote it and the MAD's common header (with the TID as sent).
+      ib_user_mad hdr = HeaderOf(s.umad);
+      auto rec = MakeRecord(s.agent_id, ETIMEDOUT, hdr.addr, s.umad.data() + kUmadHeaderBytes,
+                            kMadHeaderBytes);
+      auto* out = reinterpret_cast<ib_user_mad*>(rec.data());
+      out->timeout_ms = hdr.timeout_ms;
+      out->retries = hdr.retries;
+      UMAD_TRACE("fd %d agent %u tid 0x%016llx timed out", fd, s.agent_id,
+                 static_cast<unsigned long long>(s.tid));
+      Push(*file, std::move(rec));
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// IsSM. On a real host the capability bit is set while a process holds /dev/infiniband/issmN
+// open, and OpenSM opens that path with plain open(). Here the path is a regular file; IsSM is
+// asserted when the path is handed out and follows the file's opens and closes (inotify) after
+// that, so OpenSM's osm_vendor_set_sm(FALSE) - a close() - clears it as on a real host.
+
+void Host::PostIsSm(const UmadFile& file, bool is_sm) {
+  ToFabric msg;
+  msg.mutable_issm()->set_handle(file.handle);
+  msg.mutable_issm()->set_is_sm(is_sm);
+  link_.Post(msg);
+}
+
+void Host::AssertIsSmLocked(int portnum, Issm& issm, bool is_sm) {
+  issm.asserted = is_sm;
+  for (auto& [fd, file] : files_) {
+    if (file->portnum != portnum || file->issm == is_sm) continue;
+    file->issm = is_sm;
+    PostIsSm(*file, is_sm);
+  }
+}
+
+int Host::IssmPath(const char* ca_name, int portnum, char* path, int max) {
+  CaAttributes ca;
+  if (int r = Resolve(ca_name, &portnum, &ca); r < 0) return r;
+  std::lock_guard lock(mu_);
+  Issm& issm = issm_[portnum];
+  if (issm.path.empty()) {
+    issm.path =
+        cfg_.run_dir + "/ibemu-issm-" + std::to_string(getpid()) + "-" + std::to_string(portnum);
+    int fd = open(issm.path.c_str(), O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+    if (fd < 0) {
+      Warn(__func__, "cannot create %s: %s", issm.path.c_str(), std::strerror(errno));
+      issm_.erase(portnum);
+      return -EIO;
+    }
+    close(fd);
+    {
+      std::lock_guard files_lock(Files().mu);
+      Files().paths.insert(issm.path);
+    }
+    if (inotify_fd_ < 0) inotify_fd_ = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+    if (inotify_fd_ >= 0)
+      issm.watch = inotify_add_watch(inotify_fd_, issm.path.c_str(), IN_OPEN | IN_CLOSE);
+    link_.Wake();
+  }
+  if (!issm.asserted) AssertIsSmLocked(portnum, issm, true);
+  std::snprintf(path, static_cast<size_t>(std::max(max, 0)), "%s", issm.path.c_str());
+  return 0;
+}
+
+void Host::OnExtraFd() {
+  alignas(struct inotify_event) char buf[4096];
+  for (;;) {
+    ssize_t n = read(inotify_fd_, buf, sizeof buf);
+    if (n <= 0) return;
+    std::lock_guard lock(mu_);
+    for (char* p = buf; p < buf + n;) {
+      auto* ev = reinterpret_cast<struct inotify_event*>(p);
+      p += sizeof(struct inotify_event) + ev->len;
+      for (auto& [port, issm] : issm_) {
+        if (issm.watch != ev->wd) continue;
+        if (ev->mask & IN_OPEN) {
+          if (++issm.opens == 1 && !issm.asserted) AssertIsSmLocked(port, issm, true);
+        } else if (ev->mask & IN_CLOSE) {
+          if (issm.opens > 0 && --issm.opens == 0 && issm.asserted)
+            AssertIsSmLocked(port, issm, false);
+        } else if (ev->mask & IN_IGNORED) {
+          issm.watch = -1;
+        }
+      }
+    }
+  }
+}
+
+void Host::Done() {
+  std::lock_guard lock(mu_);
+  for (auto& [port, issm] : issm_) {
+    AssertIsSmLocked(port, issm, false);
+    if (issm.watch >= 0) inotify_rm_watch(inotify_fd_, issm.watch);
+    unlink(issm.path.c_str());
+    std::lock_guard files_lock(Files().mu);
+    Files().paths.erase(issm.path);
+  }
+  issm_.clear();
+}
+
+}  // namespace ibemu::umad

@@ -1,0 +1,115 @@
+// What the Linux kernel's ib_umad and ib_mad do for one process, played in the process itself:
+// umad files (one per umad_open_port) with their agents, receive queues and outstanding
+// requests; agent dispatch by class, version and method mask; response routing by hi_tid;
+// timeouts and retries; the IsSM capability while the issm file is held open. The fabric
+// (FabricLink) is only the wire and the HCA.
+#pragma once
+#include <infiniband/umad.h>
+
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "hostlib/umad/agent_table.h"
+#include "hostlib/umad/ca_info.h"
+#include "hostlib/umad/fabric_link.h"
+#include "hostlib/umad/send_tracker.h"
+
+namespace ibemu::umad {
+
+// sizeof(struct ib_user_mad): the header with P_Key index, which is all the kernel has offered
+// since ABI 5 (IB_USER_MAD_ENABLE_PKEY). umad_size() and umad_get_mad() use it throughout.
+constexpr size_t kUmadHeaderBytes = sizeof(struct ib_user_mad);
+static_assert(kUmadHeaderBytes == 64);
+
+// One umad_open_port: what /dev/infiniband/umadN is for an open file. `fd` is an eventfd that is
+// readable exactly while `queue` is not empty, so the application's poll/select/epoll work.
+struct UmadFile {
+  int fd = -1;
+  uint32_t handle = 0;  // names the attachment to the fabric
+  int portnum = 0;
+  AgentTable agents;
+  SendTracker sends;
+  std::deque<std::vector<uint8_t>> queue;  // struct ib_user_mad header + MAD, ready to read
+  bool issm = false;                       // IsSM asserted through this attachment
+};
+
+class Host final : public LinkListener {
+ public:
+  static Host& Get();
+  // Tears the process-wide instance down (closing its ports) so that the next call starts from
+  // the environment again. For tests only.
+  static void ResetForTesting();
+
+  explicit Host(Config cfg);
+  ~Host() override;
+
+  // A fresh description of the configured node (LIDs set by an SM show up at once).
+  // 0, or -ENODEV when there is no fabric, no IBEMU_UMAD_PORT or no such node.
+  int Describe(CaAttributes* ca);
+  // libibumad's name resolution: `ca_name` NULL or ours; *portnum 0 picks the port
+  // (ResolvePort). -ENODEV for the CA, -EINVAL for the port.
+  int Resolve(const char* ca_name, int* portnum, CaAttributes* ca);
+
+  // Return the fd, or -ENODEV / -EINVAL / -EIO like umad_open_port.
+  int OpenPort(const char* ca_name, int portnum);
+  int ClosePort(int fd);
+
+  // 0, or a negative errno.
+  int Register(int fd, const AgentRequest& req, uint32_t* agent_id);
+  int Unregister(int fd, uint32_t agent_id);
+  // `umad` is the caller's struct ib_user_mad followed by `length` MAD bytes.
+  int Send(int fd, uint32_t agent_id, const uint8_t* umad, int length, int timeout_ms, int retries);
+  // umad_recv's contract: the agent id, or -ETIMEDOUT, -EAGAIN (timeout 0, nothing queued),
+  // -ENOSPC (*length too small: header and what fits copied, *length set to the MAD's length,
+  // the MAD stays queued), -EBADF, -EIO (poll failed, errno kept).
+  int Recv(int fd, uint8_t* umad, int* length, int timeout_ms);
+
+  int IssmPath(const char* ca_name, int portnum, char* path, int max);
+  // umad_done: IsSM released, issm files removed.
+  void Done();
+
+  // LinkListener, on the I/O thread.
+  void OnFabricMessage(const FromFabric& msg) override;
+  void OnReconnected() override;
+  std::optional<Clock::time_point> NextDeadline() override;
+  void OnTimers(Clock::time_point now) override;
+  int ExtraFd() override { return inotify_fd_; }
+  void OnExtraFd() override;
+
+ private:
+  struct Issm {
+    std::string path;
+    int watch = -1;
+    int opens = 0;  // opens of the file seen by inotify and not yet closed
+    bool asserted = false;
+  };
+
+  bool EnsureLink();
+  void Hint(const std::string& why);
+  UmadFile* FindLocked(int fd);
+  uint32_t NextHiTid();
+  void Push(UmadFile& file, std::vector<uint8_t> record);
+  void PostSend(const UmadFile& file, const std::vector<uint8_t>& umad);
+  void PostIsSm(const UmadFile& file, bool is_sm);
+  void AssertIsSmLocked(int portnum, Issm& issm, bool is_sm);
+
+  const Config cfg_;
+  FabricLink link_{this};
+  std::atomic<bool> hinted_{false};
+
+  std::mutex mu_;  // everything below; taken by application threads and the I/O thread
+  std::map<int, std::unique_ptr<UmadFile>> files_;  // by fd
+  std::map<uint32_t, UmadFile*> by_handle_;
+  uint32_t next_handle_ = 1;
+  uint32_t next_hi_tid_;
+  std::map<int, Issm> issm_;  // by port number
+  std::atomic<int> inotify_fd_{-1};
+};
+
+}  // namespace ibemu::umad

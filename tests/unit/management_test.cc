@@ -1,0 +1,339 @@
+// The management plane inside the fabric: directed-route hop handling (IBA 14.2.2), the SMA and
+// PMA answering real MADs that travel as VL15 / QP1 packets through switches, Sets that change
+// the data plane, and the status or silence the spec prescribes for bad MADs.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <vector>
+
+#include "common/mad/gs_attributes.h"
+#include "common/mad/mad_header.h"
+#include "common/mad/smp_attributes.h"
+#include "emulator/engine/partition.h"
+#include "emulator/fabric/fabric.h"
+#include "emulator/mgmt/smi.h"
+#include "emulator/scenario/scenario.h"
+#include "emulator/switch/switch.h"
+
+namespace ibemu {
+namespace {
+
+using namespace mad;
+
+MadBuffer DrSmp(uint8_t method_, uint16_t attr_id, uint32_t mod, std::vector<uint8_t> path) {
+  MadBuffer b{};
+  b[0] = 1;
+  b[1] = mgmt_class::kSubnDirected;
+  b[2] = 1;
+  b[3] = method_;
+  Set(b.data(), hdr::kTid, 0x1234);
+  Set(b.data(), hdr::kAttrId, attr_id);
+  Set(b.data(), hdr::kAttrMod, mod);
+  Set(b.data(), hdr::kDrHopCnt, path.size());
+  Set(b.data(), hdr::kDrSlid, kPermissiveLid);
+  Set(b.data(), hdr::kDrDlid, kPermissiveLid);
+  for (size_t i = 0; i < path.size(); ++i) b[128 + 1 + i] = path[i];
+  return b;
+}
+
+MadBuffer LidMad(uint8_t cls, uint8_t method_, uint16_t attr_id, uint32_t mod) {
+  MadBuffer b{};
+  b[0] = 1;
+  b[1] = cls;
+  b[2] = 1;
+  b[3] = method_;
+  Set(b.data(), hdr::kTid, 0x99);
+  Set(b.data(), hdr::kAttrId, attr_id);
+  Set(b.data(), hdr::kAttrMod, mod);
+  return b;
+}
+
+// ---- SMI rules on their own ----
+
+TEST(Smi, OutgoingPathRecordsReturnPortsAndEndsLocal) {
+  MadBuffer b = DrSmp(method::kGet, attr::kNodeInfo, 0, {1, 4});
+  MadView m{b.data()};
+  mgmt::SmiDecision d = mgmt::SmiSend(m, false, 1, 1);
+  EXPECT_EQ(d.action, mgmt::SmiAction::kForward);
+  EXPECT_EQ(d.port, 1);
+  EXPECT_EQ(m.hop_ptr(), 1);
+  d = mgmt::SmiReceive(m, true, 3, 36);  // first switch, arrived on 3, leaves on 4
+  EXPECT_EQ(d.action, mgmt::SmiAction::kForward);
+  EXPECT_EQ(d.port, 4);
+  EXPECT_EQ(m.return_path(1), 3);
+  d = mgmt::SmiReceive(m, true, 5, 36);  // second switch: the end of the path
+  EXPECT_EQ(d.action, mgmt::SmiAction::kLocal);
+  EXPECT_EQ(m.return_path(2), 5);
+  EXPECT_EQ(m.hop_ptr(), 3);
+  m.set_direction(true);
+  d = mgmt::SmiSend(m, true, 0, 36);  // the response goes back where it came from
+  EXPECT_EQ(d.action, mgmt::SmiAction::kForward);
+  EXPECT_EQ(d.port, 5);
+  d = mgmt::SmiReceive(m, true, 4, 36);
+  EXPECT_EQ(d.action, mgmt::SmiAction::kForward);
+  EXPECT_EQ(d.port, 3);
+  d = mgmt::SmiReceive(m, false, 1, 1);
+  EXPECT_EQ(d.action, mgmt::SmiAction::kLocal);
+  EXPECT_EQ(m.hop_ptr(), 0);
+}
+
+TEST(Smi, BadHopPointersAndPortsAreDiscarded) {
+  MadBuffer b = DrSmp(method::kGet, attr::kNodeInfo, 0, {1, 4});
+  MadView m{b.data()};
+  m.set_hop_ptr(3);  // an SM must start at 0
+  EXPECT_EQ(mgmt::SmiSend(m, false, 1, 1).action, mgmt::SmiAction::kDrop);
+  b = DrSmp(method::kGet, attr::kNodeInfo, 0, {1, 40});
+  m.set_hop_ptr(1);
+  EXPECT_EQ(mgmt::SmiReceive(m, true, 1, 36).action, mgmt::SmiAction::kDrop);  // port 40 of 36
+  b = DrSmp(method::kGet, attr::kNodeInfo, 0, {1, 0});
+  m.set_hop_ptr(1);
+  EXPECT_EQ(mgmt::SmiReceive(m, true, 1, 36).action, mgmt::SmiAction::kDrop);  // port 0 is no exit
+  b = DrSmp(method::kGet, attr::kNodeInfo, 0, {1, 2, 3});
+  m.set_hop_ptr(1);
+  EXPECT_EQ(mgmt::SmiReceive(m, false, 1, 2).action, mgmt::SmiAction::kDrop);  // CAs never relay
+  b = DrSmp(method::kGet, attr::kNodeInfo, 0, {1, 2});
+  m.set_hop_ptr(0);  // arrived without the sender advancing it
+  EXPECT_EQ(mgmt::SmiReceive(m, true, 1, 36).action, mgmt::SmiAction::kDrop);
+  b = DrSmp(method::kGet, attr::kNodeInfo, 0, {1});
+  Set(b.data(), hdr::kDrDlid, 7);  // a LID-routed part: not supported, dropped
+  EXPECT_EQ(mgmt::SmiSend(m, false, 1, 1).action, mgmt::SmiAction::kDrop);
+}
+
+// ---- the agents, through the fabric ----
+
+class Recorder : public fabric::MadClient {
+ public:
+  bool Deliver(engine::LpId lp, int port, const engine::MadBytes& mad,
+               const mgmt::MadAddress& from) override {
+    got.push_back({lp, port, mad, from});
+    return true;
+  }
+  struct Got {
+    engine::LpId lp;
+    int port;
+    engine::MadBytes mad;
+    mgmt::MadAddress from;
+  };
+  std::vector<Got> got;
+};
+
+class Fabric : public ::testing::Test {
+ protected:
+  void Build(const std::string& sm = "builtin") {
+    s_ = scenario::ScenarioFromTopology(std::string(IBEMU_SOURCE_DIR) +
+                                        "/configs/topologies/testbed.topo");
+    s_.subnet_manager = sm;
+    f_ = fabric::BuildFabric(s_);
+    part_ = std::make_unique<engine::Partition>(f_->devices.size());
+    for (auto& d : f_->devices) {
+      part_->Add(d.get());
+      d->SetMadClient(&rec_);
+    }
+    part_->StartAll();
+    part_->RunUntil(10 * link::kPsPerUs);  // credits exchanged
+  }
+  int Node(const std::string& n) { return s_.topo.FindNode(n); }
+  fabric::Device& Dev(const std::string& n) { return *f_->devices[Node(n)]; }
+
+  // Sends `mad` from the program at node:port, as the umad service does, and runs 50 us.
+  void Send(const std::string& node, int port, const MadBuffer& mad, uint16_t dlid = 0,
+            uint32_t dest_qp = 0) {
+    engine::Packet* pkt = part_->pool().Get();
+    mgmt::MadAddress a;
+    a.dlid = dlid;
+    a.dest_qp = dest_qp;
+    a.qkey = dest_qp ? kQp1QKey : 0;
+    mgmt::BuildMadPacket(pkt, a);
+    std::copy(mad.begin(), mad.end(), pkt->mad->begin());
+    engine::Event e;
+    e.time = part_->now();
+    e.lp = static_cast<engine::LpId>(Node(node));
+    e.src = 0xFFFFFFFE;
+    e.seq = seq_++;
+    e.kind = fabric::Device::kMadFromClient;
+    e.port = static_cast<uint16_t>(port);
+    e.pkt = pkt;
+    part_->Schedule(e);
+    part_->RunUntil(part_->now() + 50 * link::kPsPerUs);
+  }
+  // The one MAD that came back, or fails.
+  MadBuffer Reply() {
+    EXPECT_EQ(rec_.got.size(), 1u);
+    MadBuffer b{};
+    if (!rec_.got.empty()) std::copy(rec_.got[0].mad.begin(), rec_.got[0].mad.end(), b.begin());
+    rec_.got.clear();
+    return b;
+  }
+
+  scenario::Scenario s_;
+  std::unique_ptr<fabric::Fabric> f_;
+  std::unique_ptr<engine::Partition> part_;
+  Recorder rec_;
+  uint64_t seq_ = 0;
+};
+
+TEST_F(Fabric, DirectedRouteNodeInfoTwoHopsAway) {
+  Build("external");
+  Send("H1", 1, DrSmp(method::kGet, attr::kNodeInfo, 0, {1, 4}));
+  MadBuffer r = Reply();
+  MadView m{r.data()};
+  EXPECT_EQ(m.method(), method::kGetResp);
+  EXPECT_TRUE(m.dr_direction());
+  EXPECT_EQ(Get(r.data(), hdr::kDrStatus), 0u);
+  EXPECT_EQ(m.hop_ptr(), 0);
+  EXPECT_EQ(m.return_path(1), 1);  // S1 got it on its port 1 (from H1)
+  EXPECT_EQ(m.return_path(2), 5);  // S2 got it on its port 5 (from S1)
+  const uint8_t* d = r.data() + kSmpDataOffset;
+  EXPECT_EQ(Get(d, node_info::kNodeType), node_info::kTypeSwitch);
+  EXPECT_EQ(Get(d, node_info::kNodeGuid), 0x2c90200000200u);
+  EXPECT_EQ(Get(d, node_info::kNumPorts), 36u);
+  EXPECT_EQ(Get(d, node_info::kLocalPortNum), 5u);
+  EXPECT_EQ(Get(r.data(), hdr::kTid), 0x1234u);
+}
+
+TEST_F(Fabric, DirectedRouteToACaAndItsPortInfo) {
+  Build("external");
+  Send("H1", 1, DrSmp(method::kGet, attr::kPortInfo, 0, {1, 4, 2}));  // H1 -> S1 -> S2 -> H5
+  MadBuffer r = Reply();
+  const uint8_t* d = r.data() + kSmpDataOffset;
+  EXPECT_EQ(Get(d, port_info::kPortState), port_info::kStateInit);
+  EXPECT_EQ(Get(d, port_info::kPortPhysicalState), port_info::kPhysLinkUp);
+  EXPECT_EQ(Get(d, port_info::kLid), 0u);
+  EXPECT_EQ(Get(d, port_info::kLinkWidthActive), 2u);  // 4x
+  EXPECT_EQ(Get(d, port_info::kLinkSpeedActive), 2u);  // DDR
+  EXPECT_EQ(Get(d, port_info::kLocalPortNum), 1u);
+  // Hop count 0: the SM's own port.
+  Send("H1", 1, DrSmp(method::kGet, attr::kNodeDescription, 0, {}));
+  r = Reply();
+  EXPECT_EQ(std::string(reinterpret_cast<const char*>(r.data() + kSmpDataOffset)), "H1 mlx4_0");
+}
+
+TEST_F(Fabric, BadDirectedRoutesGetNoAnswer) {
+  Build("external");
+  Send("H1", 1, DrSmp(method::kGet, attr::kNodeInfo, 0, {1, 30}));  // S1 port 30: no cable
+  EXPECT_TRUE(rec_.got.empty());
+  Send("H1", 1, DrSmp(method::kGet, attr::kNodeInfo, 0, {1, 37}));  // beyond S1's 36 ports
+  EXPECT_TRUE(rec_.got.empty());
+  Send("H1", 1, DrSmp(method::kGet, attr::kNodeInfo, 0, {2}));  // H1 has no port 2
+  EXPECT_TRUE(rec_.got.empty());
+  MadBuffer b = DrSmp(method::kGet, attr::kNodeInfo, 0, {1, 4});
+  Set(b.data(), hdr::kDrHopPtr, 2);
+  Send("H1", 1, b);
+  EXPECT_TRUE(rec_.got.empty());
+  // The fabric keeps answering.
+  Send("H1", 1, DrSmp(method::kGet, attr::kNodeInfo, 0, {1}));
+  EXPECT_EQ(Get(Reply().data() + kSmpDataOffset, node_info::kNodeGuid), 0x2c90200000100u);
+}
+
+TEST_F(Fabric, BadVersionsMethodsAttributesAndModifiersGetTheirStatus) {
+  Build("external");
+  MadBuffer b = DrSmp(method::kGet, attr::kNodeInfo, 0, {1});
+  b[2] = 2;  // SMPs are class version 1
+  Send("H1", 1, b);
+  EXPECT_EQ(Get(Reply().data(), hdr::kDrStatus), status::kBadVersion);
+  Send("H1", 1, DrSmp(method::kSend, attr::kNodeInfo, 0, {1}));
+  EXPECT_EQ(Get(Reply().data(), hdr::kDrStatus), status::kBadMethod);
+  Send("H1", 1, DrSmp(method::kGet, 0x00FE, 0, {1}));
+  EXPECT_EQ(Get(Reply().data(), hdr::kDrStatus), status::kBadMethodAttr);
+  Send("H1", 1, DrSmp(method::kSet, attr::kNodeInfo, 0, {1}));
+  EXPECT_EQ(Get(Reply().data(), hdr::kDrStatus), status::kBadMethodAttr);
+  Send("H1", 1, DrSmp(method::kGet, attr::kPortInfo, 37, {1}));  // S1 has 36 ports
+  EXPECT_EQ(Get(Reply().data(), hdr::kDrStatus), status::kBadAttrValue);
+  Send("H1", 1, DrSmp(method::kGet, attr::kSwitchInfo, 0, {}));  // a CA is no switch
+  EXPECT_EQ(Get(Reply().data(), hdr::kDrStatus), status::kBadMethodAttr);
+}
+
+TEST_F(Fabric, PortStateMachineAndLidsBySet) {
+  Build("external");
+  auto set_portinfo = [&](std::vector<uint8_t> path, int port, auto fill) {
+    MadBuffer b = DrSmp(method::kGet, attr::kPortInfo, static_cast<uint32_t>(port), path);
+    Send("H1", 1, b);
+    MadBuffer cur = Reply();
+    b = DrSmp(method::kSet, attr::kPortInfo, static_cast<uint32_t>(port), path);
+    std::copy(cur.begin() + kSmpDataOffset, cur.begin() + kSmpDataOffset + kSmpDataBytes,
+              b.begin() + kSmpDataOffset);
+    Set(b.data() + kSmpDataOffset, port_info::kPortPhysicalState, 0);  // as an SM does
+    Set(b.data() + kSmpDataOffset, port_info::kPortState, 0);
+    fill(b.data() + kSmpDataOffset);
+    Send("H1", 1, b);
+    return Reply();
+  };
+  // Init -> Active is not a legal step; Init -> Armed -> Active is.
+  MadBuffer r = set_portinfo({1}, 1, [](uint8_t* d) { Set(d, port_info::kPortState, 4); });
+  EXPECT_EQ(Get(r.data(), hdr::kDrStatus), status::kBadAttrValue);
+  r = set_portinfo({1}, 1, [](uint8_t* d) { Set(d, port_info::kPortState, 3); });
+  EXPECT_EQ(Get(r.data(), hdr::kDrStatus), 0u);
+  EXPECT_EQ(Get(r.data() + kSmpDataOffset, port_info::kPortState), 3u);
+  r = set_portinfo({1}, 1, [](uint8_t* d) { Set(d, port_info::kPortState, 4); });
+  EXPECT_EQ(Get(r.data() + kSmpDataOffset, port_info::kPortState), 4u);
+  EXPECT_TRUE(Dev("S1").port_active(1));
+  // LID and SM LID on switch port 0.
+  r = set_portinfo({1}, 0, [](uint8_t* d) {
+    Set(d, port_info::kLid, 7);
+    Set(d, port_info::kMasterSmLid, 3);
+  });
+  EXPECT_EQ(Dev("S1").port_mgmt(0).lid, 7);
+  EXPECT_EQ(Dev("S1").port_mgmt(0).sm_lid, 3);
+}
+
+TEST_F(Fabric, LftAndSl2VlSetsTakeEffect) {
+  Build("external");
+  MadBuffer b = DrSmp(method::kSet, attr::kLinearForwardingTable, 0, {1});
+  uint8_t* d = b.data() + kSmpDataOffset;
+  std::fill(d, d + 64, 0xFF);
+  d[5] = 4;  // LID 5 -> port 4
+  Send("H1", 1, b);
+  MadBuffer r = Reply();
+  EXPECT_EQ(r[kSmpDataOffset + 5], 4);
+  auto& s1 = static_cast<sw::Switch&>(Dev("S1"));
+  EXPECT_EQ(s1.LftEntry(5), 4);
+  EXPECT_EQ(s1.lft()[5], 4);
+  b = DrSmp(method::kSet, attr::kSl2VlTable, 1u << 8 | 4u, {1});
+  for (int sl = 0; sl < 16; ++sl) Set(b.data() + kSmpDataOffset, sl2vl_table::VlOfSl(sl), 0);
+  Send("H1", 1, b);
+  EXPECT_EQ(Get(Reply().data(), hdr::kDrStatus), 0u);
+  // A VL this fabric does not have (one data VL) is refused and nothing changes.
+  Set(b.data() + kSmpDataOffset, sl2vl_table::VlOfSl(3), 2);
+  Send("H1", 1, b);
+  EXPECT_EQ(Get(Reply().data(), hdr::kDrStatus), status::kBadAttrValue);
+  EXPECT_EQ(s1.Sl2Vl(1, 4, 3), 0);
+}
+
+TEST_F(Fabric, LidRoutedSmpAndPerfQueryThroughTheFabric) {
+  Build("builtin");
+  uint16_t h5 = static_cast<fabric::Device&>(Dev("H5")).port_mgmt(1).lid;
+  ASSERT_NE(h5, 0);
+  Send("H1", 1, LidMad(mgmt_class::kSubnLid, method::kGet, attr::kNodeInfo, 0), h5);
+  MadBuffer r = Reply();
+  EXPECT_EQ(Get(r.data(), hdr::kStatus), 0u);
+  EXPECT_EQ(Get(r.data() + kSmpDataOffset, node_info::kNodeGuid), 0x2c90300000700u);
+  // PortCounters of H5 port 1 count the SMP that just went through both ways.
+  MadBuffer pc = LidMad(mgmt_class::kPerf, method::kGet, attr::kPortCounters, 0);
+  Set(pc.data() + kGsDataOffset, port_counters::kPortSelect, 1);
+  Send("H1", 1, pc, h5, 1);
+  r = Reply();
+  EXPECT_EQ(Get(r.data(), hdr::kStatus), 0u);
+  const uint8_t* d = r.data() + kGsDataOffset;
+  // One SMP in (NodeInfo) and one PerfMgt Get in; one SMP response out so far (the PortCounters
+  // response is read before it is sent). Each is 290 bytes on the wire: 72.5 words.
+  EXPECT_EQ(Get(d, port_counters::kPortRcvPkts), 2u);
+  EXPECT_EQ(Get(d, port_counters::kPortXmitPkts), 1u);
+  EXPECT_EQ(Get(d, port_counters::kPortRcvData), 2u * 290 / 4);
+  // A switch's PMA answers through its management port; all ports summed with PortSelect 0xFF.
+  uint16_t s2 = Dev("S2").port_mgmt(0).lid;
+  Set(pc.data() + kGsDataOffset, port_counters::kPortSelect, 0xFF);
+  Send("H1", 1, pc, s2, 1);
+  r = Reply();
+  EXPECT_EQ(Get(r.data(), hdr::kStatus), 0u);
+  EXPECT_GE(Get(r.data() + kGsDataOffset, port_counters::kPortXmitPkts), 2u);
+  Set(pc.data() + kGsDataOffset, port_counters::kPortSelect, 1);
+  // An unknown PerfMgt attribute and a bad PortSelect.
+  Send("H1", 1, LidMad(mgmt_class::kPerf, method::kGet, 0x0077, 0), h5, 1);
+  EXPECT_EQ(Get(Reply().data(), hdr::kStatus), status::kBadMethodAttr);
+  Set(pc.data() + kGsDataOffset, port_counters::kPortSelect, 9);
+  Send("H1", 1, pc, h5, 1);
+  EXPECT_EQ(Get(Reply().data(), hdr::kStatus), status::kBadAttrValue);
+}
+
+}  // namespace
+}  // namespace ibemu

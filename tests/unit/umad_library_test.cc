@@ -1,0 +1,948 @@
+// hostlib/umad, the libibumad.so.3 replacement: the test plays the fabric with a real ZeroMQ
+// ROUTER on a temporary IBEMU_RUN_DIR and checks what the kernel's ib_umad would guarantee:
+// timeouts and retries with status ETIMEDOUT, TID ownership, response routing to the sending
+// agent, unsolicited dispatch by class/version/method mask, a pollable fd, IsSM through the issm
+// file. The last tests run the Debian smpquery binary against the built .so.
+#include <endian.h>
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <infiniband/umad.h>
+#include <infiniband/umad_str.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <zmq.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "hostlib/umad/host.h"
+#include "hostlib/umad/mad_view.h"
+#include "umad.pb.h"
+
+extern char** environ;
+
+namespace ibemu::umad {
+namespace {
+
+using namespace std::chrono_literals;
+using Ms = std::chrono::milliseconds;
+
+constexpr uint8_t kClassSmi = 0x01;
+constexpr uint8_t kClassSmiDr = 0x81;
+constexpr uint8_t kClassSa = 0x03;
+constexpr uint8_t kClassPerf = 0x04;
+constexpr uint8_t kClassCc = 0x21;
+constexpr uint8_t kGet = 0x01, kSet = 0x02, kGetResp = 0x81, kTrapRepress = 0x07;
+constexpr uint64_t kNodeGuid = 0x0002C90300A1B2C0ull;
+constexpr uint64_t kPortGuid = 0x0002C90300A1B2C1ull;
+
+// ---------------------------------------------------------------------------------------------
+// MAD helpers.
+
+using Mad = std::vector<uint8_t>;
+
+Mad MakeMad(uint8_t mgmt_class, uint8_t version, uint8_t method, uint64_t tid,
+            uint16_t attr = 0x0011) {
+  Mad m(256, 0);
+  m[0] = 1;  // base version
+  m[1] = mgmt_class;
+  m[2] = version;
+  m[3] = method;
+  for (int i = 0; i < 8; ++i) m[8 + i] = static_cast<uint8_t>(tid >> (56 - 8 * i));
+  m[16] = static_cast<uint8_t>(attr >> 8);
+  m[17] = static_cast<uint8_t>(attr);
+  return m;
+}
+
+uint64_t TidOf(const std::string& mad) {
+  return MadView{reinterpret_cast<const uint8_t*>(mad.data())}.tid();
+}
+uint64_t TidOf(const uint8_t* mad) {
+  return MadView{mad}.tid();
+}
+
+// A umad buffer as applications use it: header, then the MAD.
+struct Umad {
+  std::vector<uint8_t> buf = std::vector<uint8_t>(umad_size() + 256, 0);
+  explicit Umad(const Mad& mad = Mad(256, 0)) {
+    std::memcpy(buf.data() + umad_size(), mad.data(), mad.size());
+  }
+  void* p() { return buf.data(); }
+  ib_user_mad* hdr() { return reinterpret_cast<ib_user_mad*>(buf.data()); }
+  uint8_t* mad() { return static_cast<uint8_t*>(umad_get_mad(p())); }
+};
+
+// ---------------------------------------------------------------------------------------------
+// The fabric side: a ROUTER that answers Query and Attach, records everything it is sent and
+// injects Receive messages on request.
+
+class FakeFabric {
+ public:
+  explicit FakeFabric(const std::string& endpoint, bool answer = true) : answer_(answer) {
+    ctx_ = zmq_ctx_new();
+    router_ = zmq_socket(ctx_, ZMQ_ROUTER);
+    int zero = 0;
+    zmq_setsockopt(router_, ZMQ_LINGER, &zero, sizeof zero);
+    EXPECT_EQ(zmq_bind(router_, endpoint.c_str()), 0) << zmq_strerror(zmq_errno());
+    thread_ = std::thread([this] { Run(); });
+  }
+  ~FakeFabric() {
+    stop_ = true;
+    thread_.join();
+    zmq_close(router_);
+    zmq_ctx_term(ctx_);
+  }
+
+  static CaAttributes Ca() {
+    CaAttributes ca;
+    ca.set_ca_name("ibemu0");
+    ca.set_node("H1");
+    ca.set_node_type(1);
+    ca.set_num_ports(2);
+    ca.set_node_guid(kNodeGuid);
+    ca.set_system_guid(kNodeGuid);
+    ca.set_fw_ver("1.2.3");
+    ca.set_hw_rev("0xa0");
+    ca.set_ca_type("ibemu HCA");
+    for (uint32_t p = 1; p <= 2; ++p) {
+      PortAttributes* port = ca.add_ports();
+      port->set_port(p);
+      port->set_lid(p == 1 ? 5 : 0);
+      port->set_lmc(0);
+      port->set_sm_lid(p == 1 ? 1 : 0);
+      port->set_sm_sl(0);
+      port->set_state(p == 1 ? 4 : 1);
+      port->set_phys_state(p == 1 ? 5 : 2);
+      port->set_rate(100);
+      port->set_capmask(0x02510868);
+      port->set_gid_prefix(0xFE80000000000000ull);
+      port->set_port_guid(kPortGuid + p - 1);
+      port->add_pkeys(0xFFFF);
+      port->add_pkeys(0x8001);
+    }
+    return ca;
+  }
+
+  // Called on the fabric thread for each Send; may Inject().
+  void OnSend(std::function<void(const umad::Send&)> f) {
+    std::lock_guard lock(mu_);
+    on_send_ = std::move(f);
+  }
+
+  // A MAD arriving at the attached port for the client that attached `handle`.
+  void Inject(uint32_t handle, const Mad& mad, const Address& from) {
+    FromFabric msg;
+    msg.mutable_receive()->set_handle(handle);
+    msg.mutable_receive()->set_mad(mad.data(), mad.size());
+    *msg.mutable_receive()->mutable_addr() = from;
+    std::lock_guard lock(mu_);
+    outbox_.emplace_back(handle, msg.SerializeAsString());
+  }
+
+  // Answers a request as an SMA/GSA would: same TID, the R bit, from `from`.
+  void Respond(const umad::Send& s, const Address& from, uint16_t status = 0) {
+    Mad mad(s.mad().begin(), s.mad().end());
+    mad[3] = static_cast<uint8_t>(mad[3] | 0x80);
+    mad[4] = static_cast<uint8_t>(status >> 8);
+    mad[5] = static_cast<uint8_t>(status);
+    Inject(s.handle(), mad, from);
+  }
+
+  std::vector<ToFabric> Received() {
+    std::lock_guard lock(mu_);
+    return received_;
+  }
+  std::vector<umad::Send> Sends() {
+    std::vector<umad::Send> out;
+    for (const auto& m : Received())
+      if (m.has_send()) out.push_back(m.send());
+    return out;
+  }
+  // Waits until `pred` holds for the messages received so far.
+  bool WaitFor(const std::function<bool(const std::vector<ToFabric>&)>& pred, Ms timeout = 3s) {
+    std::unique_lock lock(mu_);
+    return cv_.wait_for(lock, timeout, [&] { return pred(received_); });
+  }
+  bool WaitForSends(size_t n, Ms timeout = 3s) {
+    return WaitFor(
+        [&](const std::vector<ToFabric>& all) {
+          size_t count = 0;
+          for (const auto& m : all) count += m.has_send();
+          return count >= n;
+        },
+        timeout);
+  }
+  std::optional<uint32_t> last_handle() {
+    std::lock_guard lock(mu_);
+    return last_handle_;
+  }
+
+ private:
+  void Run() {
+    while (!stop_) {
+      zmq_pollitem_t item{router_, 0, ZMQ_POLLIN, 0};
+      zmq_poll(&item, 1, 5);
+      for (;;) {
+        std::string id, body;
+        if (!RecvPart(&id, ZMQ_DONTWAIT)) break;
+        RecvPart(&body, 0);
+        Handle(id, body);
+      }
+      std::deque<std::pair<uint32_t, std::string>> out;
+      {
+        std::lock_guard lock(mu_);
+        out.swap(outbox_);
+      }
+      for (auto& [handle, bytes] : out) {
+        std::string peer;
+        {
+          std::lock_guard lock(mu_);
+          auto it = peers_.find(handle);
+          if (it == peers_.end()) continue;
+          peer = it->second;
+        }
+        zmq_send(router_, peer.data(), peer.size(), ZMQ_SNDMORE);
+        zmq_send(router_, bytes.data(), bytes.size(), 0);
+      }
+    }
+  }
+
+  bool RecvPart(std::string* out, int flags) {
+    zmq_msg_t part;
+    zmq_msg_init(&part);
+    if (zmq_msg_recv(&part, router_, flags) < 0) {
+      zmq_msg_close(&part);
+      return false;
+    }
+    out->assign(static_cast<const char*>(zmq_msg_data(&part)), zmq_msg_size(&part));
+    zmq_msg_close(&part);
+    return true;
+  }
+
+  void Reply(const std::string& peer, const FromFabric& msg) {
+    std::string bytes = msg.SerializeAsString();
+    zmq_send(router_, peer.data(), peer.size(), ZMQ_SNDMORE);
+    zmq_send(router_, bytes.data(), bytes.size(), 0);
+  }
+
+  void Handle(const std::string& peer, const std::string& body) {
+    ToFabric msg;
+    ASSERT_TRUE(msg.ParseFromString(body));
+    std::function<void(const umad::Send&)> on_send;
+    {
+      std::lock_guard lock(mu_);
+      received_.push_back(msg);
+      if (msg.has_attach()) {
+        peers_[msg.attach().handle()] = peer;
+        last_handle_ = msg.attach().handle();
+      }
+      on_send = on_send_;
+    }
+    cv_.notify_all();
+    if (!answer_) return;
+    if (msg.has_query()) {
+      FromFabric reply;
+      reply.set_request(msg.request());
+      bool known = msg.query().node() == "H1";
+      reply.mutable_described()->set_ok(known);
+      if (known)
+        *reply.mutable_described()->mutable_ca() = Ca();
+      else
+        reply.mutable_described()->set_error("no such node");
+      Reply(peer, reply);
+    } else if (msg.has_attach()) {
+      FromFabric reply;
+      reply.set_request(msg.request());
+      bool ok = msg.attach().node() == "H1" && msg.attach().port() >= 1 && msg.attach().port() <= 2;
+      reply.mutable_attached()->set_ok(ok);
+      reply.mutable_attached()->set_handle(msg.attach().handle());
+      if (!ok) reply.mutable_attached()->set_error("no such port");
+      Reply(peer, reply);
+    } else if (msg.has_send() && on_send) {
+      on_send(msg.send());
+    }
+  }
+
+  bool answer_;
+  void* ctx_;
+  void* router_;
+  std::thread thread_;
+  std::atomic<bool> stop_{false};
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<ToFabric> received_;
+  std::map<uint32_t, std::string> peers_;  // handle -> routing id
+  std::optional<uint32_t> last_handle_;
+  std::deque<std::pair<uint32_t, std::string>> outbox_;
+  std::function<void(const umad::Send&)> on_send_;
+};
+
+Address From(uint32_t lid, uint32_t qpn, uint32_t sl = 0, uint32_t pkey_index = 0) {
+  Address a;
+  a.set_lid(lid);
+  a.set_qpn(qpn);
+  a.set_sl(sl);
+  a.set_pkey_index(pkey_index);
+  return a;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+class UmadLibraryTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/ibemu-umad-test-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+    setenv("IBEMU_RUN_DIR", dir_.c_str(), 1);
+    setenv("IBEMU_FABRIC", "t", 1);
+    setenv("IBEMU_UMAD_PORT", "H1:1", 1);
+    setenv("IBEMU_UMAD_QUERY_TIMEOUT_MS", "1000", 1);
+    Host::ResetForTesting();
+  }
+  void TearDown() override {
+    Host::ResetForTesting();
+    fabric_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+
+  std::string Endpoint() const { return "ipc://" + dir_ + "/ibemu-up-t-umad.sock"; }
+  void StartFabric(bool answer = true) {
+    fabric_ = std::make_unique<FakeFabric>(Endpoint(), answer);
+  }
+
+  int OpenPort() {
+    int fd = umad_open_port(nullptr, 0);
+    EXPECT_GE(fd, 0);
+    return fd;
+  }
+
+  std::string dir_;
+  std::unique_ptr<FakeFabric> fabric_;
+};
+
+TEST_F(UmadLibraryTest, HeaderIsTheSixtyFourByteUserMad) {
+  EXPECT_EQ(umad_size(), sizeof(struct ib_user_mad));
+  EXPECT_EQ(umad_size(), 64u);
+  Umad u;
+  EXPECT_EQ(umad_get_mad(u.p()), u.buf.data() + 64);
+  umad_set_addr(u.p(), 0x1234, 1, 3, 0x80010000);
+  ib_mad_addr_t* a = umad_get_mad_addr(u.p());
+  EXPECT_EQ(be16toh(a->lid), 0x1234);
+  EXPECT_EQ(be32toh(a->qpn), 1u);
+  EXPECT_EQ(be32toh(a->qkey), 0x80010000u);
+  EXPECT_EQ(a->sl, 3);
+  umad_set_pkey(u.p(), 7);
+  EXPECT_EQ(umad_get_pkey(u.p()), 7);
+  ib_mad_addr_t grh{};
+  grh.flow_label = 0x12345;  // host order in, network order stored
+  grh.hop_limit = 9;
+  grh.gid[15] = 0xAB;
+  umad_set_grh(u.p(), &grh);
+  EXPECT_EQ(a->grh_present, 1);
+  EXPECT_EQ(be32toh(a->flow_label), 0x12345u);
+  EXPECT_EQ(a->gid[15], 0xAB);
+  umad_set_grh(u.p(), nullptr);
+  EXPECT_EQ(a->grh_present, 0);
+  EXPECT_STREQ(umad_class_str(0x81), "Subn");
+  EXPECT_STREQ(umad_method_str(0x03, 0x92), "GetTableResp");
+  EXPECT_STREQ(umad_attribute_str(0x01, htobe16(0x0015)), "PortInfo");
+  EXPECT_STREQ(umad_common_mad_status_str(htobe16(0x000C)), "Method/Attribute combo not supported");
+  EXPECT_STREQ(umad_sa_mad_status_str(htobe16(0x0300)), "No Records");
+}
+
+TEST_F(UmadLibraryTest, CaAndPortComeFromTheFabric) {
+  StartFabric();
+  char names[UMAD_MAX_DEVICES][UMAD_CA_NAME_LEN];
+  ASSERT_EQ(umad_get_cas_names(names, UMAD_MAX_DEVICES), 1);
+  EXPECT_STREQ(names[0], "ibemu0");
+
+  umad_ca_t ca;
+  ASSERT_EQ(umad_get_ca(nullptr, &ca), 0);
+  EXPECT_STREQ(ca.ca_name, "ibemu0");
+  EXPECT_EQ(ca.node_type, 1u);
+  EXPECT_EQ(ca.numports, 2);
+  EXPECT_STREQ(ca.fw_ver, "1.2.3");
+  EXPECT_STREQ(ca.hw_ver, "0xa0");
+  EXPECT_EQ(be64toh(ca.node_guid), kNodeGuid);  // network order, as read from sysfs
+  EXPECT_EQ(ca.ports[0], nullptr);
+  ASSERT_NE(ca.ports[1], nullptr);
+  EXPECT_EQ(ca.ports[1]->base_lid, 5u);
+  EXPECT_EQ(ca.ports[1]->state, 4u);
+  EXPECT_EQ(be32toh(ca.ports[1]->capmask), 0x02510868u);
+  EXPECT_EQ(be64toh(ca.ports[1]->port_guid), kPortGuid);
+  EXPECT_EQ(be64toh(ca.ports[1]->gid_prefix), 0xFE80000000000000ull);
+  ASSERT_EQ(ca.ports[1]->pkeys_size, 2u);
+  EXPECT_EQ(ca.ports[1]->pkeys[1], 0x8001);
+  EXPECT_STREQ(ca.ports[1]->link_layer, "InfiniBand");
+  EXPECT_EQ(umad_release_ca(&ca), 0);
+  EXPECT_NE(umad_get_ca("mlx5_0", &ca), 0);
+
+  umad_port_t port;
+  ASSERT_EQ(umad_get_port("ibemu0", 2, &port), 0);
+  EXPECT_EQ(port.portnum, 2);
+  EXPECT_EQ(be64toh(port.port_guid), kPortGuid + 1);
+  umad_release_port(&port);
+  ASSERT_EQ(umad_get_port(nullptr, 0, &port), 0);  // port 0: the configured one
+  EXPECT_EQ(port.portnum, 1);
+  umad_release_port(&port);
+
+  __be64 guids[UMAD_CA_MAX_PORTS + 1];
+  ASSERT_EQ(umad_get_ca_portguids(nullptr, guids, UMAD_CA_MAX_PORTS + 1), 3);
+  EXPECT_EQ(guids[0], 0u);
+  EXPECT_EQ(be64toh(guids[2]), kPortGuid + 1);
+  EXPECT_EQ(umad_get_ca_portguids(nullptr, guids, 2), -ENOMEM);
+
+  umad_device_node* list = umad_get_ca_device_list();
+  ASSERT_NE(list, nullptr);
+  EXPECT_STREQ(list->ca_name, "ibemu0");
+  EXPECT_EQ(list->next, nullptr);
+  EXPECT_EQ(umad_sort_ca_device_list(&list, 0), 0);
+  umad_free_ca_device_list(list);
+}
+
+TEST_F(UmadLibraryTest, NoFabricMeansNoDeviceAtOnce) {
+  auto start = std::chrono::steady_clock::now();
+  char names[4][UMAD_CA_NAME_LEN];
+  EXPECT_EQ(umad_get_cas_names(names, 4), 0);
+  EXPECT_EQ(umad_open_port(nullptr, 0), -ENODEV);
+  EXPECT_EQ(umad_get_ca_device_list(), nullptr);
+  EXPECT_EQ(errno, 0);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 500ms);
+}
+
+TEST_F(UmadLibraryTest, SilentFabricMeansNoDeviceAfterOneTimeout) {
+  StartFabric(/*answer=*/false);
+  auto start = std::chrono::steady_clock::now();
+  char names[4][UMAD_CA_NAME_LEN];
+  EXPECT_EQ(umad_get_cas_names(names, 4), 0);
+  EXPECT_EQ(umad_open_port(nullptr, 0), -ENODEV);
+  EXPECT_EQ(umad_open_port(nullptr, 0), -ENODEV);
+  auto took = std::chrono::steady_clock::now() - start;
+  EXPECT_GE(took, 1000ms);  // the first Query waited its full timeout...
+  EXPECT_LT(took, 2000ms);  // ...the others only glanced
+}
+
+TEST_F(UmadLibraryTest, OpenPortAttachesAndClosePortDetaches) {
+  StartFabric();
+  EXPECT_EQ(umad_open_port("ibemu0", 7), -EINVAL);  // no such port
+  int fd = umad_open_port("ibemu0", 2);
+  ASSERT_GE(fd, 0);
+  EXPECT_EQ(umad_get_fd(fd), fd);
+  auto handle = fabric_->last_handle();
+  ASSERT_TRUE(handle);
+  EXPECT_EQ(umad_close_port(fd), 0);
+  EXPECT_TRUE(fabric_->WaitFor([&](const std::vector<ToFabric>& all) {
+    for (const auto& m : all)
+      if (m.has_detach() && m.detach().handle() == *handle) return true;
+    return false;
+  }));
+  bool attached_port2 = false;
+  for (const auto& m : fabric_->Received())
+    if (m.has_attach() && m.attach().handle() == *handle)
+      attached_port2 = m.attach().port() == 2 && m.attach().node() == "H1";
+  EXPECT_TRUE(attached_port2);
+}
+
+TEST_F(UmadLibraryTest, UnansweredRequestComesBackTimedOutAfterAllRetries) {
+  StartFabric();
+  int fd = OpenPort();
+  int agent = umad_register(fd, kClassSmiDr, 1, 0, nullptr);
+  ASSERT_GE(agent, 0);
+  Umad req(MakeMad(kClassSmiDr, 1, kGet, 0x00000000CAFE0042ull));
+  umad_set_addr(req.p(), 0xFFFF, 0, 0, 0);
+
+  auto start = std::chrono::steady_clock::now();
+  ASSERT_EQ(umad_send(fd, agent, req.p(), 256, 100, 2), 0);
+  Umad got;
+  int len = 256;
+  int r = umad_recv(fd, got.p(), &len, -1);
+  auto took = std::chrono::steady_clock::now() - start;
+  EXPECT_EQ(r, agent);
+  EXPECT_EQ(umad_status(got.p()), ETIMEDOUT);
+  EXPECT_EQ(TidOf(got.mad()) & 0xFFFFFFFF, 0xCAFE0042u);
+  EXPECT_EQ(got.mad()[1], kClassSmiDr);
+  EXPECT_EQ(len, 24);            // the MAD header only, as ib_umad returns a timed-out send
+  EXPECT_GE(took, 300ms - 5ms);  // timeout * (retries + 1)
+  EXPECT_LT(took, 1000ms);
+
+  // The first send and two retries, the same MAD each time.
+  ASSERT_TRUE(fabric_->WaitForSends(3));
+  auto sends = fabric_->Sends();
+  ASSERT_EQ(sends.size(), 3u);
+  EXPECT_EQ(sends[0].mad(), sends[1].mad());
+  EXPECT_EQ(sends[0].mad(), sends[2].mad());
+  EXPECT_EQ(sends[0].mad().size(), 256u);
+  EXPECT_EQ(sends[0].addr().lid(), 0xFFFFu);
+
+  // Nothing more: no further retries, no second report.
+  len = 256;
+  EXPECT_EQ(umad_recv(fd, got.p(), &len, 300), -ETIMEDOUT);
+  EXPECT_EQ(fabric_->Sends().size(), 3u);
+}
+
+TEST_F(UmadLibraryTest, RequestsGetTheAgentsHiTidAndResponsesKeepTheirs) {
+  StartFabric();
+  int fd = OpenPort();
+  int a = umad_register(fd, kClassSmi, 1, 0, nullptr);
+  int b = umad_register(fd, kClassPerf, 1, 0, nullptr);
+  ASSERT_GE(a, 0);
+  ASSERT_GE(b, 0);
+  Umad get_a(MakeMad(kClassSmi, 1, kGet, 0xDEADBEEF12345678ull));
+  Umad get_b(MakeMad(kClassPerf, 1, kGet, 0xDEADBEEF12345679ull));
+  Umad resp(MakeMad(kClassPerf, 1, kGetResp, 0xDEADBEEF1234567Aull));
+  Umad repress(MakeMad(kClassSmi, 1, kTrapRepress, 0xDEADBEEF1234567Bull));
+  ASSERT_EQ(umad_send(fd, a, get_a.p(), 256, 0, 0), 0);
+  ASSERT_EQ(umad_send(fd, b, get_b.p(), 256, 0, 0), 0);
+  ASSERT_EQ(umad_send(fd, b, resp.p(), 256, 0, 0), 0);
+  ASSERT_EQ(umad_send(fd, a, repress.p(), 256, 0, 0), 0);
+  ASSERT_TRUE(fabric_->WaitForSends(4));
+  auto s = fabric_->Sends();
+  uint64_t ta = TidOf(s[0].mad()), tb = TidOf(s[1].mad());
+  EXPECT_EQ(ta & 0xFFFFFFFF, 0x12345678u);
+  EXPECT_EQ(tb & 0xFFFFFFFF, 0x12345679u);
+  EXPECT_NE(ta >> 32, 0xDEADBEEFu);
+  EXPECT_NE(tb >> 32, 0xDEADBEEFu);
+  EXPECT_NE(ta >> 32, tb >> 32);  // one hi_tid per agent
+  EXPECT_EQ(TidOf(s[2].mad()), 0xDEADBEEF1234567Aull);
+  EXPECT_EQ(TidOf(s[3].mad()), 0xDEADBEEF1234567Bull);
+  // The caller's buffer is left as it was, apart from the header fields umad_send fills.
+  EXPECT_EQ(TidOf(get_a.mad()), 0xDEADBEEF12345678ull);
+  EXPECT_EQ(get_a.hdr()->agent_id, static_cast<uint32_t>(a));
+}
+
+TEST_F(UmadLibraryTest, ResponseGoesToTheSendingAgentWithTheSendersAddress) {
+  StartFabric();
+  fabric_->OnSend([&](const umad::Send& s) { fabric_->Respond(s, From(7, 1, 3, 2)); });
+  int fd = OpenPort();
+  int smi = umad_register(fd, kClassSmi, 1, 0, nullptr);
+  int perf = umad_register(fd, kClassPerf, 1, 0, nullptr);
+  int perf2 = umad_register(fd, kClassPerf, 1, 0, nullptr);
+  ASSERT_GE(smi, 0);
+  ASSERT_GE(perf2, 0);
+  Umad req(MakeMad(kClassPerf, 1, kGet, 0x77, 0x0012));
+  umad_set_addr(req.p(), 7, 1, 0, 0x80010000);
+  ASSERT_EQ(umad_send(fd, perf, req.p(), 256, 1000, 3), 0);
+
+  Umad got;
+  int len = 256;
+  ASSERT_EQ(umad_recv(fd, got.p(), &len, 2000), perf);
+  EXPECT_EQ(umad_status(got.p()), 0);
+  EXPECT_EQ(len, 256);
+  EXPECT_EQ(got.mad()[3], kGetResp);
+  EXPECT_EQ(TidOf(got.mad()) & 0xFFFFFFFF, 0x77u);
+  const ib_mad_addr_t* from = umad_get_mad_addr(got.p());
+  EXPECT_EQ(be16toh(from->lid), 7);
+  EXPECT_EQ(be32toh(from->qpn), 1u);
+  EXPECT_EQ(from->sl, 3);
+  EXPECT_EQ(umad_get_pkey(got.p()), 2);
+
+  // Completed: no retry is sent and no timeout reported later.
+  len = 256;
+  EXPECT_EQ(umad_recv(fd, got.p(), &len, 1300), -ETIMEDOUT);
+  EXPECT_EQ(fabric_->Sends().size(), 1u);
+}
+
+TEST_F(UmadLibraryTest, ResponsesNobodyWaitsForAreDropped) {
+  StartFabric();
+  int fd = OpenPort();
+  int agent = umad_register(fd, kClassSmi, 1, 0, nullptr);
+  ASSERT_GE(agent, 0);
+  // A request sent without a timeout is not waited for; its response is dropped (ib_mad).
+  Umad req(MakeMad(kClassSmi, 1, kGet, 0x99));
+  ASSERT_EQ(umad_send(fd, agent, req.p(), 256, 0, 0), 0);
+  ASSERT_TRUE(fabric_->WaitForSends(1));
+  auto handle = *fabric_->last_handle();
+  fabric_->Respond(fabric_->Sends()[0], From(1, 0));
+  // A response with a TID no agent owns.
+  fabric_->Inject(handle, MakeMad(kClassSmi, 1, kGetResp, 0x1234567800000099ull), From(1, 0));
+  Umad got;
+  int len = 256;
+  EXPECT_EQ(umad_recv(fd, got.p(), &len, 300), -ETIMEDOUT);
+}
+
+TEST_F(UmadLibraryTest, UnsolicitedRequestsGoByClassVersionAndMethodMask) {
+  StartFabric();
+  int fd = OpenPort();
+  long get_set[16 / sizeof(long)] = {};
+  get_set[0] = 1L << kGet | 1L << kSet;
+  int plain = umad_register(fd, kClassSa, 2, 0, nullptr);  // responses only
+  int sa = umad_register(fd, kClassSa, 2, 1, get_set);
+  long trap[16 / sizeof(long)] = {};
+  trap[0] = 1L << 0x05;
+  int smi = umad_register(fd, kClassSmi, 1, 0, trap);
+  ASSERT_GE(plain, 0);
+  ASSERT_GE(sa, 0);
+  ASSERT_GE(smi, 0);
+  // The same method for the same class and version cannot be taken twice.
+  EXPECT_EQ(umad_register(fd, kClassSa, 2, 0, get_set), -EPERM);
+  auto handle = *fabric_->last_handle();
+
+  auto expect_delivered = [&](const Mad& mad, int agent) {
+    fabric_->Inject(handle, mad, From(9, 1));
+    Umad got;
+    int len = 256;
+    EXPECT_EQ(umad_recv(fd, got.p(), &len, 2000), agent);
+    EXPECT_EQ(umad_status(got.p()), 0);
+    EXPECT_EQ(TidOf(got.mad()), TidOf(mad.data()));
+  };
+  expect_delivered(MakeMad(kClassSa, 2, kGet, 0x1001), sa);
+  expect_delivered(MakeMad(kClassSa, 2, kSet, 0x1002), sa);
+  expect_delivered(MakeMad(kClassSmi, 1, 0x05, 0x1003), smi);
+
+  fabric_->Inject(handle, MakeMad(kClassSa, 2, 0x12, 0x2001), From(9, 1));  // GetTable: not in mask
+  fabric_->Inject(handle, MakeMad(kClassSa, 1, kGet, 0x2002), From(9, 1));  // other version
+  fabric_->Inject(handle, MakeMad(kClassCc, 2, kGet, 0x2003), From(9, 1));  // no agent
+  fabric_->Inject(handle, MakeMad(kClassSmiDr, 1, kGet, 0x2004), From(9, 1));
+  Umad got;
+  int len = 256;
+  EXPECT_EQ(umad_recv(fd, got.p(), &len, 400), -ETIMEDOUT);
+  // And still alive.
+  expect_delivered(MakeMad(kClassSa, 2, kGet, 0x1004), sa);
+}
+
+TEST_F(UmadLibraryTest, FdIsReadableExactlyWhileAMadIsQueued) {
+  StartFabric();
+  int fd = OpenPort();
+  long mask[16 / sizeof(long)] = {1L << kGet};
+  int agent = umad_register(fd, kClassPerf, 1, 0, mask);
+  ASSERT_GE(agent, 0);
+  int pfd_fd = umad_get_fd(fd);
+  struct pollfd pfd = {pfd_fd, POLLIN, 0};
+  EXPECT_EQ(poll(&pfd, 1, 0), 0);
+  EXPECT_EQ(umad_poll(fd, 50), -ETIMEDOUT);
+
+  fabric_->Inject(*fabric_->last_handle(), MakeMad(kClassPerf, 1, kGet, 1), From(3, 1));
+  fabric_->Inject(*fabric_->last_handle(), MakeMad(kClassPerf, 1, kGet, 2), From(3, 1));
+  ASSERT_EQ(poll(&pfd, 1, 2000), 1);
+  EXPECT_TRUE(pfd.revents & POLLIN);
+  EXPECT_EQ(umad_poll(fd, 0), 0);
+  std::this_thread::sleep_for(50ms);  // both queued
+  Umad got;
+  int len = 256;
+  ASSERT_EQ(umad_recv(fd, got.p(), &len, 0), agent);
+  EXPECT_EQ(poll(&pfd, 1, 0), 1);  // one left
+  len = 256;
+  ASSERT_EQ(umad_recv(fd, got.p(), &len, 0), agent);
+  EXPECT_EQ(poll(&pfd, 1, 0), 0);  // drained
+  len = 256;
+  EXPECT_EQ(umad_recv(fd, got.p(), &len, 0), -EAGAIN);
+}
+
+TEST_F(UmadLibraryTest, SmallBufferGetsEnospcAndTheMadStaysQueued) {
+  StartFabric();
+  int fd = OpenPort();
+  long mask[16 / sizeof(long)] = {1L << kGet};
+  int agent = umad_register(fd, kClassPerf, 1, 0, mask);
+  fabric_->Inject(*fabric_->last_handle(), MakeMad(kClassPerf, 1, kGet, 0x55), From(3, 1));
+  Umad got;
+  int len = 100;
+  EXPECT_EQ(umad_recv(fd, got.p(), &len, 2000), -ENOSPC);
+  EXPECT_EQ(errno, ENOSPC);
+  EXPECT_EQ(len, 256);
+  EXPECT_EQ(TidOf(got.mad()), 0x55u);  // header and the part that fits
+  ASSERT_EQ(umad_recv(fd, got.p(), &len, 0), agent);
+  EXPECT_EQ(len, 256);
+}
+
+TEST_F(UmadLibraryTest, AgentRegistrationRules) {
+  StartFabric();
+  int fd = OpenPort();
+  EXPECT_EQ(umad_register(fd, kClassSmi, 1, 0, nullptr), 0);  // lowest free id first
+  EXPECT_EQ(umad_register(fd, kClassSmiDr, 1, 0, nullptr), 1);
+  EXPECT_EQ(umad_unregister(fd, 0), 0);
+  EXPECT_EQ(umad_register(fd, kClassSa, 2, 1, nullptr), 0);
+  EXPECT_EQ(umad_unregister(fd, 17), -1);
+  EXPECT_EQ(errno, EINVAL);
+  EXPECT_EQ(umad_register(fd, kClassSa, 9, 0, nullptr), -EPERM);  // class version >= 8
+  EXPECT_EQ(umad_register(fd + 1000, kClassSa, 2, 0, nullptr), -EPERM);
+  uint8_t oui[3] = {0x00, 0x14, 0x05};
+  EXPECT_EQ(umad_register_oui(fd, 0x09, 0, oui, nullptr), -EINVAL);  // not vendor range 2
+  EXPECT_EQ(umad_register_oui(fd, 0x30, 0, oui, nullptr), 2);
+
+  umad_reg_attr attr{};
+  uint32_t id = 99;
+  attr.mgmt_class = 0x31;  // vendor range 2 without an OUI
+  attr.mgmt_class_version = 1;
+  EXPECT_EQ(umad_register2(fd, &attr, &id), EINVAL);
+  attr.mgmt_class = kClassCc;
+  attr.mgmt_class_version = 2;
+  attr.flags = 0x10;
+  EXPECT_EQ(umad_register2(fd, &attr, &id), EINVAL);
+  EXPECT_EQ(attr.flags, static_cast<uint32_t>(UMAD_USER_RMPP));
+  attr.flags = 0;
+  EXPECT_EQ(umad_register2(fd, &attr, &id), 0);
+  EXPECT_EQ(id, 3u);
+  for (int i = 4; i < 32; ++i) EXPECT_EQ(umad_register(fd, kClassCc, 2, 0, nullptr), i);
+  EXPECT_EQ(umad_register(fd, kClassCc, 2, 0, nullptr), -EPERM);  // 32 agents per file
+
+  // Sending: unknown agent, short MAD, oversized MAD without RMPP.
+  Umad req(MakeMad(kClassSmi, 1, kGet, 1));
+  EXPECT_EQ(umad_send(fd, 0, req.p(), 256, 0, 0), 0);
+  EXPECT_EQ(umad_send(fd, 17 + 40, req.p(), 256, 0, 0), -EIO);
+  EXPECT_EQ(umad_send(fd, 0, req.p(), 20, 0, 0), -EIO);
+  EXPECT_EQ(errno, EINVAL);
+}
+
+TEST_F(UmadLibraryTest, RequestNeverHangsWhenTheFabricDies) {
+  StartFabric();
+  int fd = OpenPort();
+  int agent = umad_register(fd, kClassSmiDr, 1, 0, nullptr);
+  fabric_.reset();  // the fabric is gone
+  Umad req(MakeMad(kClassSmiDr, 1, kGet, 0x4242));
+  auto start = std::chrono::steady_clock::now();
+  ASSERT_EQ(umad_send(fd, agent, req.p(), 256, 100, 1), 0);
+  Umad got;
+  int len = 256;
+  EXPECT_EQ(umad_recv(fd, got.p(), &len, -1), agent);
+  EXPECT_EQ(umad_status(got.p()), ETIMEDOUT);
+  EXPECT_EQ(TidOf(got.mad()) & 0xFFFFFFFF, 0x4242u);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 1000ms);
+}
+
+TEST_F(UmadLibraryTest, BlockingReceiverAndConcurrentSenders) {
+  StartFabric();
+  fabric_->OnSend([&](const umad::Send& s) { fabric_->Respond(s, From(2, 1)); });
+  int fd = OpenPort();
+  int agent = umad_register(fd, kClassPerf, 1, 0, nullptr);
+  ASSERT_GE(agent, 0);
+  constexpr int kThreads = 4, kPerThread = 50;
+  std::atomic<int> ok{0}, bad{0};
+  std::thread receiver([&] {
+    Umad got;
+    for (int i = 0; i < kThreads * kPerThread; ++i) {
+      int len = 256;
+      int r = umad_recv(fd, got.p(), &len, -1);
+      if (r == agent && umad_status(got.p()) == 0)
+        ++ok;
+      else
+        ++bad;
+    }
+  });
+  std::vector<std::thread> senders;
+  for (int t = 0; t < kThreads; ++t) {
+    senders.emplace_back([&, t] {
+      for (int i = 0; i < kPerThread; ++i) {
+        Umad req(MakeMad(kClassPerf, 1, kGet, static_cast<uint64_t>(t * 1000 + i)));
+        umad_set_addr(req.p(), 2, 1, 0, 0x80010000);
+        if (umad_send(fd, agent, req.p(), 256, 2000, 3) != 0) ++bad;
+      }
+    });
+  }
+  for (auto& s : senders) s.join();
+  receiver.join();
+  EXPECT_EQ(ok, kThreads * kPerThread);
+  EXPECT_EQ(bad, 0);
+}
+
+TEST_F(UmadLibraryTest, IssmFileAssertsIsSmWhileOpen) {
+  StartFabric();
+  int fd = OpenPort();
+  auto handle = *fabric_->last_handle();
+  char path[256];
+  ASSERT_EQ(umad_get_issm_path(nullptr, 1, path, sizeof path), 0);
+  struct stat st;
+  ASSERT_EQ(stat(path, &st), 0);
+  EXPECT_TRUE(S_ISREG(st.st_mode));
+  EXPECT_EQ(std::string(path).rfind(dir_, 0), 0u);
+
+  auto last_issm = [&](const std::vector<ToFabric>& all) -> std::optional<bool> {
+    std::optional<bool> v;
+    for (const auto& m : all)
+      if (m.has_issm() && m.issm().handle() == handle) v = m.issm().is_sm();
+    return v;
+  };
+  EXPECT_TRUE(fabric_->WaitFor([&](const auto& all) { return last_issm(all) == true; }));
+  // OpenSM holds the path open as long as it is the SM; closing it clears IsSM.
+  int issm_fd = open(path, O_NONBLOCK);
+  ASSERT_GE(issm_fd, 0);
+  std::this_thread::sleep_for(50ms);
+  close(issm_fd);
+  EXPECT_TRUE(fabric_->WaitFor([&](const auto& all) { return last_issm(all) == false; }));
+  issm_fd = open(path, O_NONBLOCK);
+  EXPECT_TRUE(fabric_->WaitFor([&](const auto& all) { return last_issm(all) == true; }));
+  umad_close_port(fd);
+  EXPECT_TRUE(fabric_->WaitFor([&](const auto& all) { return last_issm(all) == false; }));
+  close(issm_fd);
+  umad_done();
+  EXPECT_NE(stat(path, &st), 0);  // removed
+}
+
+TEST_F(UmadLibraryTest, IssmRequestedBeforeOpenAppliesToPortsOpenedLater) {
+  StartFabric();
+  char path[256];
+  ASSERT_EQ(umad_get_issm_path("ibemu0", 0, path, sizeof path), 0);
+  int fd = OpenPort();
+  auto handle = *fabric_->last_handle();
+  auto is_sm = [&](bool want) {
+    return fabric_->WaitFor([&](const std::vector<ToFabric>& all) {
+      std::optional<bool> v;
+      for (const auto& m : all)
+        if (m.has_issm() && m.issm().handle() == handle) v = m.issm().is_sm();
+      return v == want;
+    });
+  };
+  EXPECT_TRUE(is_sm(true));
+  umad_close_port(fd);
+  EXPECT_TRUE(is_sm(false));
+}
+
+TEST_F(UmadLibraryTest, AttachesAgainWhenTheFabricComesBack) {
+  StartFabric();
+  int fd = OpenPort();
+  int agent = umad_register(fd, kClassPerf, 1, 0, nullptr);
+  auto handle = *fabric_->last_handle();
+  fabric_.reset();
+  StartFabric();
+  ASSERT_TRUE(fabric_->WaitFor(
+      [&](const std::vector<ToFabric>& all) {
+        for (const auto& m : all)
+          if (m.has_attach() && m.attach().handle() == handle) return true;
+        return false;
+      },
+      5s));
+  // And the port works through the new fabric.
+  fabric_->OnSend([&](const umad::Send& s) { fabric_->Respond(s, From(2, 1)); });
+  Umad req(MakeMad(kClassPerf, 1, kGet, 0x31));
+  ASSERT_EQ(umad_send(fd, agent, req.p(), 256, 1000, 0), 0);
+  Umad got;
+  int len = 256;
+  EXPECT_EQ(umad_recv(fd, got.p(), &len, 2000), agent);
+  EXPECT_EQ(umad_status(got.p()), 0);
+}
+
+// ---------------------------------------------------------------------------------------------
+// An unmodified Debian binary (libibmad + our libibumad.so.3) against the fake fabric.
+
+struct ProcessResult {
+  int status = -1;
+  std::string out;
+  Ms took{0};
+};
+
+ProcessResult RunWithOurLibrary(std::vector<std::string> argv, const std::string& run_dir) {
+  std::vector<std::string> env;
+  for (char** e = environ; *e; ++e) {
+    std::string v = *e;
+    if (v.rfind("LD_LIBRARY_PATH=", 0) == 0 || v.rfind("IBEMU_", 0) == 0) continue;
+    env.push_back(v);
+  }
+  env.push_back(std::string("LD_LIBRARY_PATH=") + IBEMU_UMAD_SO_DIR);
+  env.push_back("IBEMU_RUN_DIR=" + run_dir);
+  env.push_back("IBEMU_FABRIC=t");
+  env.push_back("IBEMU_UMAD_PORT=H1:1");
+  std::vector<char*> envp, args;
+  for (auto& v : env) envp.push_back(v.data());
+  envp.push_back(nullptr);
+  for (auto& a : argv) args.push_back(a.data());
+  args.push_back(nullptr);
+
+  int pipefd[2];
+  EXPECT_EQ(pipe(pipefd), 0);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, pipefd[1], 1);
+  posix_spawn_file_actions_adddup2(&actions, pipefd[1], 2);
+  posix_spawn_file_actions_addclose(&actions, pipefd[0]);
+  pid_t pid;
+  ProcessResult res;
+  auto start = std::chrono::steady_clock::now();
+  int rc = posix_spawn(&pid, args[0], &actions, nullptr, args.data(), envp.data());
+  posix_spawn_file_actions_destroy(&actions);
+  close(pipefd[1]);
+  if (rc != 0) {
+    close(pipefd[0]);
+    return res;
+  }
+  char buf[4096];
+  for (;;) {
+    struct pollfd p = {pipefd[0], POLLIN, 0};
+    if (poll(&p, 1, 20000) <= 0) {  // a hung tool is a failure, not a hung test
+      kill(pid, SIGKILL);
+      break;
+    }
+    ssize_t n = read(pipefd[0], buf, sizeof buf);
+    if (n <= 0) break;
+    res.out.append(buf, static_cast<size_t>(n));
+  }
+  close(pipefd[0]);
+  waitpid(pid, &res.status, 0);
+  res.took = std::chrono::duration_cast<Ms>(std::chrono::steady_clock::now() - start);
+  return res;
+}
+
+// A sanitizer-built library cannot be loaded into a binary that was not built with the sanitizer.
+bool CanRunDebianTools() {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  return false;
+#else
+  return access("/usr/sbin/smpquery", X_OK) == 0;
+#endif
+}
+
+// NodeInfo (IBA 14.2.5.3) at the SMP data offset.
+void FillNodeInfo(Mad& mad) {
+  uint8_t* d = mad.data() + 64;
+  d[0] = 1;  // BaseVersion
+  d[1] = 1;  // ClassVersion
+  d[2] = 1;  // NodeType: CA
+  d[3] = 2;  // NumPorts
+  for (int i = 0; i < 8; ++i) {
+    d[4 + i] = static_cast<uint8_t>(kNodeGuid >> (56 - 8 * i));
+    d[12 + i] = static_cast<uint8_t>(kNodeGuid >> (56 - 8 * i));
+    d[20 + i] = static_cast<uint8_t>(kPortGuid >> (56 - 8 * i));
+  }
+  d[28] = 0;
+  d[29] = 64;  // PartitionCap
+  d[36] = 1;   // LocalPortNum
+}
+
+TEST_F(UmadLibraryTest, SmpqueryRunsOverTheLibrary) {
+  if (!CanRunDebianTools()) GTEST_SKIP() << "no infiniband-diags, or a sanitizer build";
+  StartFabric();
+  fabric_->OnSend([&](const umad::Send& s) {
+    Mad mad(s.mad().begin(), s.mad().end());
+    if (mad[1] != kClassSmiDr || mad[3] != kGet || mad[17] != 0x11) return;
+    mad[3] = kGetResp;
+    mad[4] |= 0x80;  // D bit: the SMP is returning
+    FillNodeInfo(mad);
+    fabric_->Inject(s.handle(), mad, From(0xFFFF, 0));
+  });
+  auto res = RunWithOurLibrary({"/usr/sbin/smpquery", "-D", "nodeinfo", "0"}, dir_);
+  EXPECT_TRUE(WIFEXITED(res.status) && WEXITSTATUS(res.status) == 0) << res.out;
+  EXPECT_NE(res.out.find("PortGuid:"), std::string::npos) << res.out;
+  EXPECT_NE(res.out.find("0x0002c90300a1b2c0"), std::string::npos) << res.out;
+  EXPECT_NE(res.out.find("Channel Adapter"), std::string::npos) << res.out;
+}
+
+TEST_F(UmadLibraryTest, SmpqueryFailsCleanlyWhenNobodyAnswers) {
+  if (!CanRunDebianTools()) GTEST_SKIP() << "no infiniband-diags, or a sanitizer build";
+  StartFabric();  // answers Query/Attach but no SMP
+  auto res = RunWithOurLibrary({"/usr/sbin/smpquery", "-t", "100", "-D", "nodeinfo", "0"}, dir_);
+  EXPECT_TRUE(WIFEXITED(res.status)) << res.out;
+  EXPECT_NE(WEXITSTATUS(res.status), 0) << res.out;
+  EXPECT_NE(res.out.find("node info query failed"), std::string::npos) << res.out;
+  // libibmad waits in umad_recv as long as the send's timeout, so it usually gives up on its
+  // own (as with the kernel, whose timer fires a little later than the poll) after one send.
+  EXPECT_GE(fabric_->Sends().size(), 1u);
+  EXPECT_LT(res.took, 5000ms);
+}
+
+}  // namespace
+}  // namespace ibemu::umad
