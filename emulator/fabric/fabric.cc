@@ -209,6 +209,12 @@ std::unique_ptr<Fabric> BuildFabric(const scenario::Scenario& s, const std::vect
       d->ConnectPort(p, l);
     }
   }
+  // External SM in one process: packets follow the LIDs the SM assigns (FabricContext::WireLid).
+  if (s.subnet_manager == "external" && local.empty())
+    for (uint16_t lid : f->lids.endpoint_lids) {
+      const routing::LidMap::Owner& o = f->lids.owner[lid];
+      f->ctx.live_lid.push_back(&f->devices[o.node]->port_mgmt(o.port).lid);
+    }
   return f;
 }
 

@@ -16,6 +16,18 @@ struct FabricContext {
   int DestIndex(uint16_t lid) const {
     return lid < dest_index_of_lid.size() ? dest_index_of_lid[lid] : -1;
   }
+
+  // With an external subnet manager the LIDs an SM assigns are not the ones traffic was written
+  // with: traffic names its destination by the load-time LID (an endpoint index), and each packet
+  // goes to the LID the destination port has now. Empty with the builtin SM (the two agree).
+  std::vector<const uint16_t*> live_lid;  // [endpoint index] -> that port's PortInfo:LID
+  // The LID to put in a packet for a destination named by its load-time LID; 0 while the port
+  // has none (the packet must wait).
+  uint16_t WireLid(uint16_t load_lid) const {
+    if (live_lid.empty()) return load_lid;
+    int i = DestIndex(load_lid);
+    return i < 0 ? 0 : *live_lid[i];
+  }
 };
 
 }  // namespace ibemu::fabric

@@ -367,6 +367,10 @@ RunResult RunPartitioned(const scenario::Scenario& s, const PartitionOptions& o)
   if (!s.pcap.empty())
     throw std::invalid_argument(
         "--pcap works with the embedded fabric only; run without --partitions/--per-device");
+  if (s.subnet_manager == "external")
+    throw std::invalid_argument(
+        "fabric.subnet_manager external: a subnet manager attaches through `ibemu up`, which "
+        "runs in one process; run without --partitions/--per-device");
   std::vector<uint32_t> part = AssignPartitions(s.topo, o.partitions, o.per_device);
   uint32_t n = *std::max_element(part.begin(), part.end()) + 1;
   // Conservative synchronisation needs every cable between processes to take some time.

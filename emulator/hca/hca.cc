@@ -120,6 +120,7 @@ uint32_t Hca::NextSegment(const QueuePair& qp) const {
 
 bool Hca::QpReady(const QueuePair& qp, int p, int vl) const {
   if (qp.messages.empty() || qp.next_allowed > now() || !port_active(p)) return false;
+  if (ctx_->WireLid(qp.dlid) == 0) return false;  // the SM has not given the destination a LID
   uint32_t payload = NextSegment(qp);
   uint32_t wire = wire::kLrhBytes + wire::kBthBytes + payload + (4 - payload % 4) % 4 +
                   engine::kIcrcBytes + engine::kVcrcBytes;
@@ -222,7 +223,7 @@ void Hca::SendData(int p, int vl, uint32_t qi) {
   uint32_t payload = NextSegment(qp);
   RcSegment seg;
   seg.slid = lid(p);
-  seg.dlid = qp.dlid;
+  seg.dlid = ctx_->WireLid(qp.dlid);
   seg.sl = qp.sl;
   seg.vl = static_cast<uint8_t>(vl);
   seg.dest_qp = qp.qpn;

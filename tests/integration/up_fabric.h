@@ -1,0 +1,125 @@
+// A fabric brought up with `ibemu up` for the length of one test, and the tools around it: run
+// a program on an HCA port through `ibemu exec`, start OpenSM and wait for SUBNET UP.
+#pragma once
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tests/integration/cli_util.h"
+
+namespace ibemu::testing {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+inline std::string Src(const std::string& rel) {
+  return std::string(IBEMU_SOURCE_DIR) + "/" + rel;
+}
+
+inline bool HaveTool(const std::string& t) {
+  return Shell("command -v " + t + " >/dev/null").status == 0 || fs::exists("/usr/sbin/" + t);
+}
+
+// A fabric that is up for the length of one test, with its own run directory and name.
+class UpFabric {
+ public:
+  UpFabric(const std::string& file, const std::vector<std::string>& extra) {
+    name_ = "mgmt" + std::to_string(getpid()) + "_" + std::to_string(++count_);
+    dir_ = "/tmp/ibemu_mgmt_" + name_;
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    setenv("IBEMU_RUN_DIR", dir_.c_str(), 1);
+    std::vector<std::string> args{"up", file, "--name", name_, "-q", "-o", dir_ + "/results"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    pid_ = SpawnIbemu(args, dir_ + "/up.log");
+    for (int i = 0; i < 100 && !fs::exists(dir_ + "/ibemu-up-" + name_ + ".json"); ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ~UpFabric() {
+    Down();
+    fs::remove_all(dir_);
+  }
+  // Runs a tool on node:port; stdout and stderr together.
+  CliResult Exec(const std::string& port, const std::string& cmd) const {
+    return Shell("IBEMU_RUN_DIR=" + dir_ + " timeout 60 " + IBEMU_BINARY + " exec --name " + name_ +
+                 " --port " + port + " -- " + cmd);
+  }
+  pid_t SpawnExec(const std::string& port, const std::string& cmd, const std::string& log) const {
+    pid_t pid = fork();
+    if (pid == 0) {
+      setenv("IBEMU_RUN_DIR", dir_.c_str(), 1);
+      std::string c = std::string("exec ") + IBEMU_BINARY + " exec --name " + name_ + " --port " +
+                      port + " -- " + cmd + " >" + log + " 2>&1";
+      execl("/bin/sh", "sh", "-c", c.c_str(), nullptr);
+      _exit(127);
+    }
+    return pid;
+  }
+  void Down() {
+    if (pid_ <= 0) return;
+    Shell("IBEMU_RUN_DIR=" + dir_ + " " + IBEMU_BINARY + " down --name " + name_);
+    int st = 0;
+    waitpid(pid_, &st, 0);
+    pid_ = -1;
+  }
+  const std::string& dir() const { return dir_; }
+
+ private:
+  static inline int count_ = 0;
+  std::string name_, dir_;
+  pid_t pid_ = -1;
+};
+
+inline bool WaitForLine(const std::string& file, const std::string& what, double seconds) {
+  auto until = Clock::now() + std::chrono::duration<double>(seconds);
+  while (Clock::now() < until) {
+    std::ifstream f(file);
+    std::stringstream ss;
+    ss << f.rdbuf();
+    if (ss.str().find(what) != std::string::npos) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return false;
+}
+
+// Starts OpenSM on `port` (node:port) and waits for SUBNET UP; returns its pid (the log is
+// <dir>/opensm.log).
+inline pid_t StartOpenSm(const UpFabric& f, const std::string& port = "H1:1") {
+  std::string conf = f.dir() + "/opensm.conf";
+  Shell("opensm -c " + conf + " >/dev/null");
+  Shell("sed -i 's/^force_log_flush .*/force_log_flush TRUE/' " + conf);
+  setenv("OSM_CACHE_DIR", f.dir().c_str(), 1);
+  std::string log = f.dir() + "/opensm.log";
+  pid_t pid = f.SpawnExec(port, "opensm -F " + conf + " -f " + log, f.dir() + "/osm.out");
+  if (!WaitForLine(log, "SUBNET UP", 30)) {
+    kill(pid, SIGTERM);
+    waitpid(pid, nullptr, 0);
+    return -1;
+  }
+  return pid;
+}
+
+inline void StopProcess(pid_t pid) {
+  if (pid <= 0) return;
+  kill(pid, SIGTERM);
+  int st = 0;
+  waitpid(pid, &st, 0);
+}
+
+// The number after "Name:....." in a tool's dump, or -1.
+inline int64_t DumpField(const std::string& out, const std::string& name) {
+  std::smatch m;
+  if (!std::regex_search(out, m, std::regex(name + ":\\.+([0-9]+)"))) return -1;
+  return std::stoll(m[1]);
+}
+
+}  // namespace ibemu::testing
