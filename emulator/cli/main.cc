@@ -72,14 +72,20 @@ int Run(const std::string& file, const std::string& out_override, uint64_t seed,
   return 0;
 }
 
+// "node:port" as the CLI takes it.
+std::pair<std::string, int> ParsePortRef(const std::string& s) {
+  auto colon = s.rfind(':');
+  if (colon == std::string::npos || colon == 0 || colon + 1 == s.size() ||
+      s.find_first_not_of("0123456789", colon + 1) != std::string::npos)
+    throw std::invalid_argument("'" + s + "': expected <node>:<port number>, e.g. H1:1");
+  return {s.substr(0, colon), std::stoi(s.substr(colon + 1))};
+}
+
 // `ibemu exec`: the program finds our libibumad.so.3 before the system's, and the library finds
 // the port and the fabric in the environment (docs/management.md).
 int ExecOnPort(const std::string& port, const std::string& fabric_name,
                const std::vector<std::string>& cmd) {
-  auto colon = port.rfind(':');
-  if (colon == std::string::npos || colon == 0 || colon + 1 == port.size() ||
-      port.find_first_not_of("0123456789", colon + 1) != std::string::npos)
-    throw std::invalid_argument("--port '" + port + "': expected <node>:<port number>, e.g. H1:1");
+  ParsePortRef(port);  // refuses a malformed one before anything runs
   std::string libdir;
   if (const char* d = std::getenv("IBEMU_UMAD_LIBDIR")) libdir = d;
   if (libdir.empty()) {
@@ -193,6 +199,14 @@ int main(int argc, char** argv) {
                  "builtin: LIDs and routes set at load, ports Active; external: ports wait in "
                  "Init for a subnet manager (overrides fabric.subnet_manager)")
       ->check(CLI::IsMember({"builtin", "external"}));
+  std::string link_port, link_state, link_name = "default";
+  CLI::App* linkc = app.add_subcommand(
+      "link", "take a cable of a fabric that is up down, or bring it back (node:port down|up)");
+  linkc->add_option("port", link_port, "node:port, e.g. L1-S0:3")->required();
+  linkc->add_option("state", link_state, "down or up")
+      ->required()
+      ->check(CLI::IsMember({"down", "up"}));
+  linkc->add_option("--name", link_name, "which fabric (default: default)");
   std::string exec_port, exec_name = "default";
   std::vector<std::string> exec_cmd;
   CLI::App* exec = app.add_subcommand(
@@ -223,6 +237,10 @@ int main(int argc, char** argv) {
       return fabric::Up(std::move(s), up_opts);
     }
     if (*exec) return ExecOnPort(exec_port, exec_name, exec_cmd);
+    if (*linkc) {
+      auto [node, port] = ParsePortRef(link_port);
+      return fabric::Link(link_name, node, port, link_state == "up");
+    }
     if (*down) return fabric::Down(down_name, down_timeout);
     if (*status) return fabric::Status(status_name);
     po.spawn = spawn == "local";

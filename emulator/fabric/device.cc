@@ -88,6 +88,9 @@ void Device::Handle(const Event& e) {
     case kMadFromClient:
       OnClientMad(e.port, e.pkt);
       return;
+    case kLinkCommand:
+      RequestPortState(e.port, 0, e.a ? 2 : 3);  // Polling (enable) or Disabled
+      return;
     case kFcSend:
       // It may have gone out already, ahead of a data packet (SendPendingFlowControl).
       if (ports_[e.port].rx[e.a].fc_pending) SendFlowControl(e.port, static_cast<int>(e.a));
@@ -132,7 +135,7 @@ void Device::Release(int p, int vl, int cls, uint32_t blocks) {
   rx.used -= blocks;
   pt.vl_used[vl] -= blocks;
   if (!pt.stats.rx_occupancy.empty()) pt.stats.rx_occupancy[vl].Set(now(), pt.vl_used[vl]);
-  if (!pt.link.connected || rx.fc_pending) return;
+  if (!link_up(p) || rx.fc_pending) return;
   rx.fc_pending = true;
   ++pt.fc_pending;
   // FC packets go between data packets, never inside one (IBA 7.9.4): wait for the link.
@@ -267,12 +270,29 @@ void Device::SetLink(int p, bool up) {
   if (up) {
     pm.phys_state = 5;  // LinkUp
     pm.port_state = 2;  // Init: the SM takes it from here
+    if (!was) RestartFlowControl(p);
   } else {
     if (pm.phys_state == 5) pm.phys_state = 2;  // Polling, unless it was disabled
     pm.port_state = 1;
     if (was) ++pm.counters.link_downed;
   }
   if (was != up) OnLinkChanged(p, up);
+}
+
+// A link that trains again starts flow control from scratch at both ends (IBA 7.9.4): no
+// credits until the peer's first FC packet, which each receive buffer sends at once.
+void Device::RestartFlowControl(int p) {
+  port::Port& pt = ports_[p];
+  for (port::TxCredits& t : pt.tx) t = port::TxCredits{};
+  for (int s = 0; s < static_cast<int>(pt.rx.size()); ++s) {
+    pt.rx[s].abr = 0;
+    if (!pt.rx[s].fc_pending) {
+      pt.rx[s].fc_pending = true;
+      ++pt.fc_pending;
+    }
+    Post(id(), std::max(now(), pt.tx_free_at), kFcSend, static_cast<uint16_t>(p),
+         static_cast<uint32_t>(s));
+  }
 }
 
 void Device::WakeAt(int p, SimTime t) {

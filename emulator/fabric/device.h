@@ -45,6 +45,7 @@ class Device : public engine::LogicalProcess, public mgmt::ManagedDevice {
     kWake,                              // re-run transmit arbitration on `port`
     kMadAgent,                          // port, pkt: the agents take a management packet now
     kMadFromClient,                     // port, pkt: an attached program sends a MAD
+    kLinkCommand,                       // port, a = 1 enable / 0 disable (ibemu link)
     kFirstDeviceKind,
   };
 
@@ -129,6 +130,7 @@ class Device : public engine::LogicalProcess, public mgmt::ManagedDevice {
   void OnFlowControl(const Event& e);
   void OnPeerLinkState(int p, bool peer_enabled, bool retrain);
   void SetLink(int p, bool up);
+  void RestartFlowControl(int p);
   void TellPeer(int p, bool retrain);
 
   std::vector<uint8_t> peer_enabled_;  // [port]: the other end of the cable is not disabled

@@ -150,6 +150,7 @@ int Up(scenario::Scenario s, const UpOptions& o) {
   auto t0 = Clock::now();
   auto wall = [&] { return std::chrono::duration<double>(Clock::now() - t0).count(); };
   double lag = 0;
+  uint64_t link_seq = 0;
   std::string stop_reason = "signal";
   zmq::pollitem_t items[2] = {{rep.handle(), 0, ZMQ_POLLIN, 0},
                               {umad.socket().handle(), 0, ZMQ_POLLIN, 0}};
@@ -195,6 +196,30 @@ int Up(scenario::Scenario s, const UpOptions& o) {
           if (req.has_down()) {
             g_stop = true;
             stop_reason = "ibemu down";
+          }
+          if (req.has_link()) {
+            const control::LinkRequest& l = req.link();
+            int n = s.topo.FindNode(l.node());
+            if (n < 0 || l.port() < 1 || static_cast<int>(l.port()) > s.topo.nodes[n].num_ports) {
+              reply.set_ok(false);
+              reply.set_error(n < 0 ? "no node '" + l.node() + "'"
+                                    : "node '" + l.node() + "' has no port " +
+                                          std::to_string(l.port()));
+            } else {
+              engine::Event e;
+              e.time = part.now();
+              e.lp = static_cast<engine::LpId>(n);
+              e.src = 0xFFFFFFFDu;  // the service, after every device
+              e.seq = link_seq++;
+              e.kind = Device::kLinkCommand;
+              e.port = static_cast<uint16_t>(l.port());
+              e.a = l.up() ? 1 : 0;
+              part.Schedule(e);
+              if (!o.quiet)
+                std::fprintf(stderr, "ibemu: link %s:%u %s at virtual time %.6f s\n",
+                             l.node().c_str(), l.port(), l.up() ? "enabled" : "disabled",
+                             static_cast<double>(part.now()) / 1e12);
+            }
           }
         }
         std::string b = reply.SerializeAsString();
@@ -254,6 +279,27 @@ int Down(const std::string& name, double timeout_s) {
   }
   std::printf("fabric %s down at virtual time %.6f s; results in %s/\n", name.c_str(),
               reply.virtual_time_ps() / 1e12, reply.results_dir().c_str());
+  return 0;
+}
+
+int Link(const std::string& name, const std::string& node, int port, bool up) {
+  control::ServiceRequest req;
+  control::LinkRequest* l = req.mutable_link();
+  l->set_node(node);
+  l->set_port(static_cast<uint32_t>(port));
+  l->set_up(up);
+  control::ServiceReply reply;
+  std::string err;
+  if (!Request(name, req, 5.0, &reply, &err)) {
+    std::fprintf(stderr, "ibemu: error: %s\n", err.c_str());
+    return 2;
+  }
+  if (!reply.ok()) {
+    std::fprintf(stderr, "ibemu: error: %s\n", reply.error().c_str());
+    return 2;
+  }
+  std::printf("link %s:%d %s at virtual time %.6f s\n", node.c_str(), port,
+              up ? "enabled" : "disabled", reply.virtual_time_ps() / 1e12);
   return 0;
 }
 

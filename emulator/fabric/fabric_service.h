@@ -34,5 +34,7 @@ int Up(scenario::Scenario s, const UpOptions& o);
 // Sends a request to a fabric that is up; prints the reply. Returns the exit status.
 int Down(const std::string& name, double timeout_seconds);
 int Status(const std::string& name);
+// Disables or enables a port (and so its cable) of a fabric that is up.
+int Link(const std::string& name, const std::string& node, int port, bool up);
 
 }  // namespace ibemu::fabric

@@ -139,6 +139,8 @@ void Switch::OnPacket(int in, Packet* pkt) {
 }
 
 void Switch::HeadChanged(Queue* q) {
+  while (!q->q.empty() && !link_up(q->q.head->out_port)) DiscardHead(q);
+  if (q->q.empty()) return;
   Packet* h = q->q.head;
   if (h->ready_at <= now()) {
     Register(q);
@@ -273,7 +275,7 @@ void Switch::HandleDevice(const fabric::Event& e) {
   switch (e.kind) {
     case kHeadReady: {
       Queue& q = inputs_[e.port].vl[e.a][e.b];
-      if (!q.q.empty() && !q.registered && q.q.head->ready_at <= now()) Register(&q);
+      if (!q.q.empty() && !q.registered && q.q.head->ready_at <= now()) HeadChanged(&q);
       return;
     }
     case kInputRelease: {
@@ -405,7 +407,42 @@ void Switch::OnLinkChanged(int p, bool up) {
   // IBA 14.2.5.4: a port state change sets PortStateChange and traps to the SM (trap 128).
   node_mgmt_.sw.port_state_change = true;
   SendTrap128();
-  if (up) Arbitrate(p);
+  if (up)
+    Arbitrate(p);
+  else
+    DiscardQueuedFor(p);
+}
+
+void Switch::DiscardHead(Queue* q) {
+  Packet* pkt = q->q.Pop();
+  ++port_mgmt_[pkt->out_port].counters.xmit_discards;
+  ++dropped_;
+  Release(q->in, q->vl, pkt->credit_class, pkt->blocks());
+  FreePacket(pkt);
+}
+
+void Switch::DiscardQueuedFor(int out) {
+  while (!vl15_[out].empty()) {
+    ++port_mgmt_[out].counters.vl15_dropped;
+    FreePacket(vl15_[out].Pop());
+  }
+  Output& o = outputs_[out];
+  for (size_t vl = 0; vl < o.req.size(); ++vl) {
+    for (size_t in = 0; in < o.req[vl].size(); ++in) {
+      ReqList& r = o.req[vl][in];
+      while (Queue* q = r.first) {
+        r.first = q->next_req;
+        q->next_req = nullptr;
+        q->registered = false;
+        --o.pending[vl];
+        if (--inputs_[in].req_to[out] == 0)
+          inputs_[in].req_to_mask[out / 64] &= ~(uint64_t{1} << (out % 64));
+        HeadChanged(q);  // discards the heads bound for `out`, requeues the rest
+      }
+      r.last = nullptr;
+    }
+    std::fill(o.req_mask[vl].begin(), o.req_mask[vl].end(), 0);
+  }
 }
 
 void Switch::SendTrap128() {

@@ -115,6 +115,10 @@ class Switch : public fabric::Device {
   // Sends a GS MAD from the management port (port 0) through the crossbar like any data packet.
   void SendFromPort0(Packet* pkt);
   void SendTrap128();
+  // Discards what waits for an output whose link went down (IBA 18.2.4.3: a switch discards
+  // packets it cannot forward) and frees their input buffers.
+  void DiscardQueuedFor(int out);
+  void DiscardHead(Queue* q);
 
   SwitchConfig cfg_;
   const fabric::FabricContext* ctx_;

@@ -72,6 +72,7 @@ class UpFabric {
     pid_ = -1;
   }
   const std::string& dir() const { return dir_; }
+  const std::string& name() const { return name_; }
 
  private:
   static inline int count_ = 0;
@@ -93,10 +94,13 @@ inline bool WaitForLine(const std::string& file, const std::string& what, double
 
 // Starts OpenSM on `port` (node:port) and waits for SUBNET UP; returns its pid (the log is
 // <dir>/opensm.log).
-inline pid_t StartOpenSm(const UpFabric& f, const std::string& port = "H1:1") {
+inline pid_t StartOpenSm(const UpFabric& f, const std::string& port = "H1:1",
+                         int sweep_seconds = 10) {
   std::string conf = f.dir() + "/opensm.conf";
   Shell("opensm -c " + conf + " >/dev/null");
-  Shell("sed -i 's/^force_log_flush .*/force_log_flush TRUE/' " + conf);
+  Shell(
+      "sed -i 's/^force_log_flush .*/force_log_flush TRUE/; s/^sweep_interval .*/sweep_interval " +
+      std::to_string(sweep_seconds) + "/' " + conf);
   setenv("OSM_CACHE_DIR", f.dir().c_str(), 1);
   std::string log = f.dir() + "/opensm.log";
   pid_t pid = f.SpawnExec(port, "opensm -F " + conf + " -f " + log, f.dir() + "/osm.out");
