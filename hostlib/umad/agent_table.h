@@ -3,6 +3,8 @@
 // that arrive unsolicited go to the agent whose class, version and method bit match, responses to
 // the agent whose hi_tid is in TID bits 63..32.
 #pragma once
+#include <infiniband/umad.h>
+
 #include <array>
 #include <cstdint>
 #include <optional>
@@ -28,6 +30,10 @@ struct Agent {
   uint32_t hi_tid = 0;  // stamped into TID bits 63..32 of this agent's requests
   uint8_t qpn = 0;      // 0 for the SM classes, 1 otherwise
   AgentRequest req;
+
+  // ib_mad_kernel_rmpp_agent(): RMPP (segmentation, reassembly, ACKs) is done for the
+  // application, unless it registered with UMAD_USER_RMPP to do it itself.
+  bool KernelRmpp() const { return req.rmpp_version != 0 && !(req.flags & UMAD_USER_RMPP); }
 };
 
 class AgentTable {

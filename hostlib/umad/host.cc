@@ -17,6 +17,7 @@
 #include <set>
 
 #include "hostlib/umad/mad_view.h"
+#include "hostlib/umad/rmpp_header.h"
 #include "hostlib/umad/umad_log.h"
 
 namespace ibemu::umad {
@@ -285,6 +286,7 @@ int Host::Register(int fd, const AgentRequest& req, uint32_t* agent_id) {
   // ib_register_mad_agent()'s checks.
   if (req.class_version >= 8 || req.rmpp_version > 1) return -EINVAL;
   if (IsVendorRange2(req.mgmt_class) && (req.oui == 0 || req.oui > 0xFFFFFF)) return -EINVAL;
+  if (req.mgmt_class != 0 && req.rmpp_version != 0 && !IsRmppClass(req.mgmt_class)) return -EINVAL;
   std::lock_guard lock(mu_);
   UmadFile* file = FindLocked(fd);
   if (!file) return -EBADF;
@@ -304,6 +306,8 @@ int Host::Unregister(int fd, uint32_t agent_id) {
   if (!file) return -EBADF;
   if (!file->agents.Remove(agent_id)) return -EINVAL;
   file->sends.DropAgent(agent_id);
+  file->rmpp_sends.DropAgent(agent_id);
+  file->rmpp_recvs.DropAgent(agent_id);
   return 0;
 }
 
@@ -316,32 +320,49 @@ void Host::PostSend(const UmadFile& file, const std::vector<uint8_t>& umad) {
   link_.Post(msg);
 }
 
+void Host::PostWire(const UmadFile& file, const WireMads& wire) {
+  for (const auto& umad : wire) PostSend(file, umad);
+}
+
 int Host::Send(int fd, uint32_t agent_id, const uint8_t* umad, int length, int timeout_ms,
                int retries) {
-  // ib_umad_write(): at least the common and RMPP headers, and no more than one MAD, since
-  // RMPP segmentation is not done here.
+  // ib_umad_write(): at least the common and RMPP headers.
   if (length < static_cast<int>(kRmppHeaderEnd)) return -EINVAL;
-  if (length > static_cast<int>(kMadBytes)) {
-    static std::once_flag warned;
-    std::call_once(warned, [&] {
-      Warn("umad_send", "%d-byte MAD refused: RMPP (multi-MAD transfers) is not implemented",
-           length);
-    });
-    return -EINVAL;
-  }
   std::lock_guard lock(mu_);
   UmadFile* file = FindLocked(fd);
   if (!file) return -EBADF;
   const Agent* agent = file->agents.Find(agent_id);
   if (!agent) return -EINVAL;
+  const MadView caller{umad + kUmadHeaderBytes};
+  // ib_post_send_mad(): an RMPP agent sends RMPP classes only. With the Active flag set in the
+  // MAD, an agent doing kernel RMPP has the message segmented; anything else must fit one MAD.
+  const bool kernel_rmpp = agent->KernelRmpp();
+  if (kernel_rmpp && !IsRmppClass(caller.mgmt_class())) return -EINVAL;
+  const bool rmpp_active = kernel_rmpp && RmppHeader::Read(umad + kUmadHeaderBytes).active();
+  if (!rmpp_active && length > static_cast<int>(kMadBytes)) return -EINVAL;
 
-  // The MAD goes out in a zeroed 256-byte buffer, as the kernel's send buffer is.
-  std::vector<uint8_t> sent(kUmadHeaderBytes + kMadBytes, 0);
+  // The MAD goes out in a zeroed buffer of at least one MAD, as the kernel's send buffer is.
+  std::vector<uint8_t> sent(kUmadHeaderBytes + std::max(kMadBytes, static_cast<size_t>(length)), 0);
   std::memcpy(sent.data(), umad, kUmadHeaderBytes + static_cast<size_t>(length));
   uint8_t* mad = sent.data() + kUmadHeaderBytes;
   const MadView view{mad};
   if (StampsTid(view.method()))
     SetTid(mad, uint64_t{agent->hi_tid} << 32 | (view.tid() & 0xFFFFFFFFu));
+  UMAD_TRACE(
+      "fd %d agent %u class 0x%x method 0x%x attr 0x%x tid 0x%016llx length %d%s timeout %d "
+      "retries %d",
+      fd, agent_id, view.mgmt_class(), view.method(), view.attr_id(),
+      static_cast<unsigned long long>(view.tid()), length, rmpp_active ? " (RMPP)" : "", timeout_ms,
+      retries);
+
+  if (rmpp_active) {
+    sent.resize(kUmadHeaderBytes + static_cast<size_t>(length));
+    WireMads wire;
+    int r = file->rmpp_sends.Start(agent_id, agent->req.rmpp_version, std::move(sent), timeout_ms,
+                                   retries, !IsResponse(view.method()), Clock::now(), wire);
+    PostWire(*file, wire);  // wakes the I/O thread, which picks up the new ACK timer
+    return r;
+  }
 
   if (timeout_ms > 0 && !IsResponse(view.method())) {
     OutstandingSend track;
@@ -355,9 +376,6 @@ int Host::Send(int fd, uint32_t agent_id, const uint8_t* umad, int length, int t
     file->sends.Track(std::move(track));
   }
   PostSend(*file, sent);
-  UMAD_TRACE("fd %d agent %u class 0x%x method 0x%x attr 0x%x tid 0x%016llx timeout %d retries %d",
-             fd, agent_id, view.mgmt_class(), view.method(), view.attr_id(),
-             static_cast<unsigned long long>(view.tid()), timeout_ms, retries);
   return 0;
 }
 
@@ -441,13 +459,11 @@ void Host::OnFabricMessage(const FromFabric& msg) {
   auto it = by_handle_.find(r.handle());
   if (it == by_handle_.end()) return;
   UmadFile& file = *it->second;
-  const MadView view{reinterpret_cast<const uint8_t*>(r.mad().data())};
+  const auto* bytes = reinterpret_cast<const uint8_t*>(r.mad().data());
+  const MadView view{bytes};
   const Agent* agent = nullptr;
   if (IsResponse(view.method())) {
-    // A response goes to the agent that sent the request, and only while that request is
-    // outstanding: late duplicates and responses nobody waits for are dropped, as in ib_mad.
     agent = file.agents.ForHiTid(static_cast<uint32_t>(view.tid() >> 32));
-    if (agent && !file.sends.Complete(agent->id, view.tid(), view.mgmt_class())) agent = nullptr;
   } else {
     uint32_t oui =
         IsVendorRange2(view.mgmt_class()) && r.mad().size() >= 40 ? view.vendor_oui() : 0;
@@ -458,7 +474,70 @@ void Host::OnFabricMessage(const FromFabric& msg) {
                view.method(), static_cast<unsigned long long>(view.tid()));
     return;
   }
-  Push(file, MakeRecord(agent->id, 0, FromProto(r.addr()), r.mad().data(), r.mad().size()));
+  const ib_mad_addr_t from = FromProto(r.addr());
+  std::vector<uint8_t> mad(bytes, bytes + r.mad().size());
+  // ib_mad_complete_recv(): RMPP first. Segments, ACKs, STOPs and ABORTs stay here; a whole
+  // message carries on like a single MAD.
+  if (agent->KernelRmpp() && IsRmppClass(view.mgmt_class()) && mad.size() >= kRmppHeaderEnd &&
+      RmppHeader::Read(mad.data()).active()) {
+    mad.resize(std::max(mad.size(), kMadBytes), 0);
+    auto whole = RmppReceiveLocked(file, *agent, mad.data(), from);
+    if (!whole) return;
+    mad = std::move(*whole);
+  }
+  // A response goes to the agent that sent the request, and only while that request is
+  // outstanding: late duplicates and responses nobody waits for are dropped, as in ib_mad.
+  if (IsResponse(view.method()) && !file.sends.Complete(agent->id, view.tid(), view.mgmt_class()) &&
+      !file.rmpp_sends.CompleteResponse(agent->id, view.tid(), view.mgmt_class())) {
+    UMAD_TRACE("response tid 0x%016llx: no request outstanding, dropped",
+               static_cast<unsigned long long>(view.tid()));
+    return;
+  }
+  Push(file, MakeRecord(agent->id, 0, from, mad.data(), mad.size()));
+}
+
+std::optional<std::vector<uint8_t>> Host::RmppReceiveLocked(UmadFile& file, const Agent& agent,
+                                                            const uint8_t* mad,
+                                                            const ib_mad_addr_t& from) {
+  const RmppHeader h = RmppHeader::Read(mad);
+  const auto now = Clock::now();
+  WireMads wire;
+  std::optional<std::vector<uint8_t>> whole;
+  // A protocol error ends the send it belongs to (if any) and draws an ABORT (nack_recv).
+  auto abort = [&](uint8_t status) {
+    file.rmpp_sends.Abort(agent.id, mad, from);
+    RmppHeader reply;
+    reply.version = kRmppVersion;
+    reply.type = kRmppAbort;
+    reply.flags = kRmppActive;
+    reply.status = status;
+    wire.push_back(RmppReply(mad, from, reply));
+  };
+  UMAD_TRACE("agent %u RMPP type %u flags 0x%x status %u seg %u paylen/newwin %u tid 0x%016llx",
+             agent.id, h.type, h.flags, h.status, h.seg_num, h.paylen_newwin,
+             static_cast<unsigned long long>(MadView{mad}.tid()));
+  if (h.version != kRmppVersion) {
+    abort(rmpp_status::kUnv);
+  } else if (h.type == kRmppData) {
+    whole = file.rmpp_recvs.OnData(agent.id, mad, from, now, wire);
+  } else if (h.type == kRmppAck) {
+    if (uint8_t status = file.rmpp_sends.OnAck(agent.id, mad, from, now, wire); status != 0)
+      abort(status);
+  } else if (h.type == kRmppStop) {
+    if (h.status != rmpp_status::kResx)
+      abort(rmpp_status::kBadStatus);
+    else
+      file.rmpp_sends.Abort(agent.id, mad, from);
+  } else if (h.type == kRmppAbort) {
+    if (h.status < rmpp_status::kAbortMin || h.status > rmpp_status::kAbortMax)
+      abort(rmpp_status::kBadStatus);
+    else
+      file.rmpp_sends.Abort(agent.id, mad, from);
+  } else {
+    abort(rmpp_status::kBadType);
+  }
+  PostWire(file, wire);
+  return whole;
 }
 
 void Host::OnReconnected() {
@@ -476,9 +555,13 @@ void Host::OnReconnected() {
 std::optional<Clock::time_point> Host::NextDeadline() {
   std::lock_guard lock(mu_);
   std::optional<Clock::time_point> next;
-  for (const auto& [fd, file] : files_) {
-    auto d = file->sends.NextDeadline();
+  auto consider = [&](std::optional<Clock::time_point> d) {
     if (d && (!next || *d < *next)) next = d;
+  };
+  for (const auto& [fd, file] : files_) {
+    consider(file->sends.NextDeadline());
+    consider(file->rmpp_sends.NextDeadline());
+    consider(file->rmpp_recvs.NextDeadline());
   }
   return next;
 }
@@ -490,6 +573,10 @@ void Host::OnTimers(Clock::time_point now) {
     std::vector<OutstandingSend> expired;
     file->sends.Expire(now, resend, expired);
     for (const OutstandingSend* s : resend) PostSend(*file, s->umad);
+    WireMads wire;
+    file->rmpp_sends.Expire(now, wire, expired);
+    file->rmpp_recvs.Expire(now, wire);
+    PostWire(*file, wire);
     for (const OutstandingSend& s : expired) {
       // ib_umad's send_handler: the request comes back with status ETIMEDOUT, its header as the
       // application wrote it and the MAD's common header (with the TID as sent).

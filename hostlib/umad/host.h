@@ -1,8 +1,9 @@
 // What the Linux kernel's ib_umad and ib_mad do for one process, played in the process itself:
 // umad files (one per umad_open_port) with their agents, receive queues and outstanding
 // requests; agent dispatch by class, version and method mask; response routing by hi_tid;
-// timeouts and retries; the IsSM capability while the issm file is held open. The fabric
-// (FabricLink) is only the wire and the HCA.
+// timeouts and retries; RMPP segmentation and reassembly for rmpp_version 1 agents; the IsSM
+// capability while the issm file is held open. The fabric (FabricLink) is only the wire and the
+// HCA.
 #pragma once
 #include <infiniband/umad.h>
 
@@ -12,12 +13,15 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "hostlib/umad/agent_table.h"
 #include "hostlib/umad/ca_info.h"
 #include "hostlib/umad/fabric_link.h"
+#include "hostlib/umad/rmpp_receiver.h"
+#include "hostlib/umad/rmpp_sender.h"
 #include "hostlib/umad/send_tracker.h"
 
 namespace ibemu::umad {
@@ -35,6 +39,8 @@ struct UmadFile {
   int portnum = 0;
   AgentTable agents;
   SendTracker sends;
+  RmppSender rmpp_sends;                   // multi-MAD messages going out
+  RmppReceiver rmpp_recvs;                 // and coming in
   std::deque<std::vector<uint8_t>> queue;  // struct ib_user_mad header + MAD, ready to read
   bool issm = false;                       // IsSM asserted through this attachment
 };
@@ -96,6 +102,12 @@ class Host final : public LinkListener {
   uint32_t NextHiTid();
   void Push(UmadFile& file, std::vector<uint8_t> record);
   void PostSend(const UmadFile& file, const std::vector<uint8_t>& umad);
+  void PostWire(const UmadFile& file, const WireMads& wire);
+  // ib_process_rmpp_recv_wc(): an RMPP-active MAD for a kernel-RMPP agent. DATA goes to the
+  // reassembly, ACK, STOP and ABORT to the sends; returns the message once it is whole.
+  std::optional<std::vector<uint8_t>> RmppReceiveLocked(UmadFile& file, const Agent& agent,
+                                                        const uint8_t* mad,
+                                                        const ib_mad_addr_t& from);
   void PostIsSm(const UmadFile& file, bool is_sm);
   void AssertIsSmLocked(int portnum, Issm& issm, bool is_sm);
 

@@ -16,71 +16,10 @@
 #include <thread>
 
 #include "emulator/topology/ibnetdiscover_parser.h"
-#include "tests/integration/cli_util.h"
+#include "tests/integration/up_fabric.h"
 
 namespace ibemu::testing {
 namespace {
-
-namespace fs = std::filesystem;
-using Clock = std::chrono::steady_clock;
-
-std::string Src(const std::string& rel) {
-  return std::string(IBEMU_SOURCE_DIR) + "/" + rel;
-}
-
-bool HaveTool(const std::string& t) {
-  return Shell("command -v " + t + " >/dev/null").status == 0 || fs::exists("/usr/sbin/" + t);
-}
-
-// A fabric that is up for the length of one test, with its own run directory and name.
-class UpFabric {
- public:
-  UpFabric(const std::string& file, const std::vector<std::string>& extra) {
-    name_ = "mgmt" + std::to_string(getpid()) + "_" + std::to_string(++count_);
-    dir_ = "/tmp/ibemu_mgmt_" + name_;
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-    setenv("IBEMU_RUN_DIR", dir_.c_str(), 1);
-    std::vector<std::string> args{"up", file, "--name", name_, "-q", "-o", dir_ + "/results"};
-    args.insert(args.end(), extra.begin(), extra.end());
-    pid_ = SpawnIbemu(args, dir_ + "/up.log");
-    for (int i = 0; i < 100 && !fs::exists(dir_ + "/ibemu-up-" + name_ + ".json"); ++i)
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  ~UpFabric() {
-    Down();
-    fs::remove_all(dir_);
-  }
-  // Runs a tool on node:port; stdout and stderr together.
-  CliResult Exec(const std::string& port, const std::string& cmd) const {
-    return Shell("IBEMU_RUN_DIR=" + dir_ + " timeout 60 " + IBEMU_BINARY + " exec --name " + name_ +
-                 " --port " + port + " -- " + cmd);
-  }
-  pid_t SpawnExec(const std::string& port, const std::string& cmd, const std::string& log) const {
-    pid_t pid = fork();
-    if (pid == 0) {
-      setenv("IBEMU_RUN_DIR", dir_.c_str(), 1);
-      std::string c = std::string("exec ") + IBEMU_BINARY + " exec --name " + name_ + " --port " +
-                      port + " -- " + cmd + " >" + log + " 2>&1";
-      execl("/bin/sh", "sh", "-c", c.c_str(), nullptr);
-      _exit(127);
-    }
-    return pid;
-  }
-  void Down() {
-    if (pid_ <= 0) return;
-    Shell("IBEMU_RUN_DIR=" + dir_ + " " + IBEMU_BINARY + " down --name " + name_);
-    int st = 0;
-    waitpid(pid_, &st, 0);
-    pid_ = -1;
-  }
-  const std::string& dir() const { return dir_; }
-
- private:
-  static inline int count_ = 0;
-  std::string name_, dir_;
-  pid_t pid_ = -1;
-};
 
 // Nodes by NodeDescription and cables as unordered pairs of "description:port", from any
 // ibnetdiscover-format text: what two discoveries of the same fabric must agree on.
@@ -106,18 +45,6 @@ Shape ShapeOfText(const std::string& text, const std::string& path) {
   return ShapeOf(topology::ParseIbnetdiscoverFile(path, {link::Width::k4x, link::Speed::kQDR}));
 }
 
-bool WaitForLine(const std::string& file, const std::string& what, double seconds) {
-  auto until = Clock::now() + std::chrono::duration<double>(seconds);
-  while (Clock::now() < until) {
-    std::ifstream f(file);
-    std::stringstream ss;
-    ss << f.rdbuf();
-    if (ss.str().find(what) != std::string::npos) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return false;
-}
-
 class ManagementTools : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -131,21 +58,14 @@ class ManagementTools : public ::testing::Test {
                     "hostlib/umad/libibumad.so.3"))
       GTEST_FAIL() << "libibumad.so.3 was not built";
   }
-  // Starts OpenSM on H1 and waits for SUBNET UP; returns its pid.
   pid_t StartOpenSm(const UpFabric& f) {
-    std::string conf = f.dir() + "/opensm.conf";
-    Shell("opensm -c " + conf + " >/dev/null");
-    Shell("sed -i 's/^force_log_flush .*/force_log_flush TRUE/' " + conf);
-    setenv("OSM_CACHE_DIR", f.dir().c_str(), 1);
     osm_log_ = f.dir() + "/opensm.log";
-    pid_t pid = f.SpawnExec("H1:1", "opensm -F " + conf + " -f " + osm_log_, f.dir() + "/osm.out");
-    EXPECT_TRUE(WaitForLine(osm_log_, "SUBNET UP", 30)) << "opensm never reached SUBNET UP";
+    pid_t pid = testing::StartOpenSm(f);
+    EXPECT_GT(pid, 0) << "opensm never reached SUBNET UP";
     return pid;
   }
   static void Stop(pid_t pid) {
-    kill(pid, SIGTERM);
-    int st = 0;
-    waitpid(pid, &st, 0);
+    StopProcess(pid);
   }
   std::string osm_log_;
 };
@@ -236,6 +156,54 @@ TEST_F(ManagementTools, SmpqueryAttributesAndLinkInfo) {
       << links.out;
 }
 
+// SA answers longer than one MAD travel as RMPP segments that our libibumad cuts (OpenSM's side)
+// and reassembles and acknowledges (the tools' side).
+TEST_F(ManagementTools, SaqueryAndIbqueryerrorsGetWholeSaAnswers) {
+  std::string topo = Src("configs/topologies/testbed.topo");
+  Shape want =
+      ShapeOf(topology::ParseIbnetdiscoverFile(topo, {link::Width::k4x, link::Speed::kQDR}));
+  UpFabric f(topo, {"--sm", "external"});
+  pid_t sm = StartOpenSm(f);
+  CliResult nr = f.Exec("H4:1", "saquery NR");  // 9 records of 108 bytes: 6 segments
+  CliResult pr = f.Exec("H4:1", "saquery PR");  // 81 path records: 26 segments
+  CliResult issm = f.Exec("H4:1", "saquery -s");
+  CliResult qe = f.Exec("H4:1", "ibqueryerrors");  // asks the SA for all path records
+  Stop(sm);
+  std::stringstream osm;
+  osm << std::ifstream(osm_log_).rdbuf();
+
+  ASSERT_EQ(nr.status, 0) << nr.out;
+  std::set<std::string> nodes, all = want.switches;
+  all.insert(want.cas.begin(), want.cas.end());
+  int records = 0;
+  std::regex desc("NodeDescription\\.+([^\\n]*)");
+  for (auto it = std::sregex_iterator(nr.out.begin(), nr.out.end(), desc);
+       it != std::sregex_iterator(); ++it, ++records)
+    nodes.insert((*it)[1].str());
+  EXPECT_EQ(records, 9) << nr.out;
+  EXPECT_EQ(nodes, all) << nr.out;
+
+  ASSERT_EQ(pr.status, 0) << pr.out;
+  size_t paths = 0;
+  for (size_t at = 0; (at = pr.out.find("PathRecord dump:", at)) != std::string::npos; ++at)
+    ++paths;
+  EXPECT_EQ(paths, 9u * 9u) << pr.out;  // every LID to every LID, itself included
+
+  // One SM port, and no spurious zero record from a 256-byte reading of a one-segment answer.
+  ASSERT_EQ(issm.status, 0) << issm.out;
+  EXPECT_EQ(issm.out.find("PortInfoRecord dump:"), issm.out.rfind("PortInfoRecord dump:"))
+      << issm.out;
+  EXPECT_NE(issm.out.find("master_sm_base_lid......1"), std::string::npos) << issm.out;
+
+  EXPECT_EQ(qe.status, 0) << qe.out;
+  EXPECT_NE(qe.out.find("9 nodes checked, 0 bad nodes found"), std::string::npos) << qe.out;
+  EXPECT_EQ(qe.out.find("Query SA failed"), std::string::npos) << qe.out;
+
+  // OpenSM could send every answer (5430) and none timed out waiting for ACKs (5412).
+  EXPECT_EQ(osm.str().find("ERR 5430"), std::string::npos) << osm.str();
+  EXPECT_EQ(osm.str().find("ERR 5412"), std::string::npos) << osm.str();
+}
+
 TEST_F(ManagementTools, PerfqueryCountsWhatAFlowSent) {
   UpFabric f(Src("tests/data/scenarios/mgmt_flow.yaml"), {});
   // The flow runs for 200 us of virtual time (real time at pace 1); give it ample time to drain.
@@ -254,11 +222,7 @@ TEST_F(ManagementTools, PerfqueryCountsWhatAFlowSent) {
   // Every packet: LRH 8 + BTH 12 + 2048 payload + ICRC 4 + VCRC 2 octets; counted in 4-octet
   // words (IBA 16.1.3.5).
   uint64_t words = pkts * (8 + 12 + 2048 + 4 + 2) / 4;
-  auto field = [](const std::string& out, const std::string& name) -> int64_t {
-    std::smatch m;
-    if (!std::regex_search(out, m, std::regex(name + ":\\.+([0-9]+)"))) return -1;
-    return std::stoll(m[1]);
-  };
+  auto field = DumpField;
   EXPECT_EQ(field(base.out, "PortXmitData"), static_cast<int64_t>(words)) << base.out;
   EXPECT_EQ(field(base.out, "PortXmitPkts"), static_cast<int64_t>(pkts)) << base.out;
   EXPECT_EQ(field(ext.out, "PortXmitData"), static_cast<int64_t>(words)) << ext.out;

@@ -16,6 +16,7 @@
 #include <unistd.h>
 #include <zmq.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -633,11 +634,11 @@ TEST_F(UmadLibraryTest, FdIsReadableExactlyWhileAMadIsQueued) {
   ASSERT_EQ(poll(&pfd, 1, 2000), 1);
   EXPECT_TRUE(pfd.revents & POLLIN);
   EXPECT_EQ(umad_poll(fd, 0), 0);
-  std::this_thread::sleep_for(50ms);  // both queued
   Umad got;
   int len = 256;
   ASSERT_EQ(umad_recv(fd, got.p(), &len, 0), agent);
-  EXPECT_EQ(poll(&pfd, 1, 0), 1);  // one left
+  // The second may still be on its way on a loaded machine: readable as soon as it is queued.
+  EXPECT_EQ(poll(&pfd, 1, 2000), 1);
   len = 256;
   ASSERT_EQ(umad_recv(fd, got.p(), &len, 0), agent);
   EXPECT_EQ(poll(&pfd, 1, 0), 0);  // drained
@@ -670,7 +671,8 @@ TEST_F(UmadLibraryTest, AgentRegistrationRules) {
   EXPECT_EQ(umad_register(fd, kClassSa, 2, 1, nullptr), 0);
   EXPECT_EQ(umad_unregister(fd, 17), -1);
   EXPECT_EQ(errno, EINVAL);
-  EXPECT_EQ(umad_register(fd, kClassSa, 9, 0, nullptr), -EPERM);  // class version >= 8
+  EXPECT_EQ(umad_register(fd, kClassSa, 9, 0, nullptr), -EPERM);   // class version >= 8
+  EXPECT_EQ(umad_register(fd, kClassSmi, 1, 1, nullptr), -EPERM);  // RMPP for an SMP class
   EXPECT_EQ(umad_register(fd + 1000, kClassSa, 2, 0, nullptr), -EPERM);
   uint8_t oui[3] = {0x00, 0x14, 0x05};
   EXPECT_EQ(umad_register_oui(fd, 0x09, 0, oui, nullptr), -EINVAL);  // not vendor range 2
@@ -692,12 +694,21 @@ TEST_F(UmadLibraryTest, AgentRegistrationRules) {
   for (int i = 4; i < 32; ++i) EXPECT_EQ(umad_register(fd, kClassCc, 2, 0, nullptr), i);
   EXPECT_EQ(umad_register(fd, kClassCc, 2, 0, nullptr), -EPERM);  // 32 agents per file
 
-  // Sending: unknown agent, short MAD, oversized MAD without RMPP.
-  Umad req(MakeMad(kClassSmi, 1, kGet, 1));
-  EXPECT_EQ(umad_send(fd, 0, req.p(), 256, 0, 0), 0);
+  // Sending: unknown agent, short MAD. Agent 1 is a plain SMP agent, agent 0 does RMPP for the
+  // SA class: it sends nothing else, and more than one MAD only with RMPP Active.
+  Umad req(MakeMad(kClassSmiDr, 1, kGet, 1));
+  EXPECT_EQ(umad_send(fd, 1, req.p(), 256, 0, 0), 0);
   EXPECT_EQ(umad_send(fd, 17 + 40, req.p(), 256, 0, 0), -EIO);
-  EXPECT_EQ(umad_send(fd, 0, req.p(), 20, 0, 0), -EIO);
+  EXPECT_EQ(umad_send(fd, 1, req.p(), 20, 0, 0), -EIO);
   EXPECT_EQ(errno, EINVAL);
+  EXPECT_EQ(umad_send(fd, 0, req.p(), 256, 0, 0), -EIO);
+  EXPECT_EQ(errno, EINVAL);
+  std::vector<uint8_t> big(umad_size() + 600, 0);
+  Mad sa = MakeMad(kClassSa, 2, kGet, 2);
+  std::memcpy(big.data() + umad_size(), sa.data(), sa.size());
+  EXPECT_EQ(umad_send(fd, 0, big.data(), 600, 0, 0), -EIO);
+  EXPECT_EQ(errno, EINVAL);
+  EXPECT_EQ(umad_send(fd, 0, big.data(), 256, 0, 0), 0);
 }
 
 TEST_F(UmadLibraryTest, RequestNeverHangsWhenTheFabricDies) {
@@ -825,6 +836,386 @@ TEST_F(UmadLibraryTest, AttachesAgainWhenTheFabricComesBack) {
   int len = 256;
   EXPECT_EQ(umad_recv(fd, got.p(), &len, 2000), agent);
   EXPECT_EQ(umad_status(got.p()), 0);
+}
+
+// ---------------------------------------------------------------------------------------------
+// RMPP (IBA 13.6) for agents registered with rmpp_version 1, as the kernel's ib_mad does it. The
+// expected numbers follow from the SA layout: every segment repeats the 56 header bytes and
+// carries 200 data bytes; PayloadLength counts 220 bytes (all after the RMPP header) per segment.
+
+constexpr uint8_t kGetTable = 0x12, kGetTableResp = 0x92;
+constexpr uint8_t kRmppData = 1, kRmppAck = 2, kRmppAbort = 4;
+constexpr uint8_t kActive = 1, kFirst = 2, kLast = 4;
+
+uint32_t Be32(const uint8_t* p) {
+  return uint32_t{p[0]} << 24 | uint32_t{p[1]} << 16 | uint32_t{p[2]} << 8 | p[3];
+}
+void PutBe32(uint8_t* p, uint32_t v) {
+  for (int i = 3; i >= 0; --i, v >>= 8) p[i] = static_cast<uint8_t>(v);
+}
+
+// MAD bytes 24..35.
+struct RmppFields {
+  uint8_t version, type, flags, status;
+  uint32_t seg, paylen_newwin;
+};
+RmppFields RmppOf(const uint8_t* mad) {
+  return {mad[24], mad[25],        static_cast<uint8_t>(mad[26] & 7),
+          mad[27], Be32(mad + 28), Be32(mad + 32)};
+}
+RmppFields RmppOf(const std::string& mad) {
+  return RmppOf(reinterpret_cast<const uint8_t*>(mad.data()));
+}
+void SetRmpp(uint8_t* mad, uint8_t type, uint8_t flags, uint32_t seg, uint32_t paylen_newwin,
+             uint8_t status = 0) {
+  mad[24] = 1;
+  mad[25] = type;
+  mad[26] = flags;
+  mad[27] = status;
+  PutBe32(mad + 28, seg);
+  PutBe32(mad + 32, paylen_newwin);
+}
+
+// An SA message of `len` bytes: MAD and SA headers (AttributeOffset `offset` 8-byte words), then
+// data bytes that differ from position to position.
+Mad SaMessage(size_t len, uint8_t method, uint64_t tid, uint8_t offset = 14) {
+  Mad m = MakeMad(kClassSa, 2, method, tid, 0x0011);
+  m.resize(len, 0);
+  m[45] = offset;
+  for (size_t i = 56; i < len; ++i) m[i] = static_cast<uint8_t>(i * 7 + 1);
+  return m;
+}
+
+// The DATA segments an SA sends for `msg`, cut as the kernel cuts them.
+std::vector<Mad> SaSegments(const Mad& msg) {
+  const size_t data = msg.size() - 56;
+  const size_t count = std::max<size_t>(1, (data + 199) / 200);
+  const auto pad = static_cast<uint32_t>(count * 200 - data);
+  std::vector<Mad> segs;
+  for (size_t n = 1; n <= count; ++n) {
+    Mad s(256, 0);
+    std::copy(msg.begin(), msg.begin() + 56, s.begin());
+    auto flags = static_cast<uint8_t>(kActive | (n == 1 ? kFirst : 0) | (n == count ? kLast : 0));
+    uint32_t paylen = n == count ? 220 - pad
+                      : n == 1   ? static_cast<uint32_t>(count) * 220 - pad
+                                 : 0;
+    SetRmpp(s.data(), kRmppData, flags, static_cast<uint32_t>(n), paylen);
+    const size_t off = 56 + (n - 1) * 200;
+    std::copy(msg.begin() + static_cast<std::ptrdiff_t>(off),
+              msg.begin() + static_cast<std::ptrdiff_t>(std::min(msg.size(), off + 200)),
+              s.begin() + 56);
+    segs.push_back(s);
+  }
+  return segs;
+}
+
+class UmadRmppTest : public UmadLibraryTest {
+ protected:
+  // An SA as OpenSM registers it: RMPP, Get and GetTable taken.
+  void OpenSa() {
+    StartFabric();
+    fd_ = OpenPort();
+    long mask[16 / sizeof(long)] = {};
+    mask[0] = 1L << kGet | 1L << kGetTable;
+    sa_ = umad_register(fd_, kClassSa, 2, 1, mask);
+    ASSERT_GE(sa_, 0);
+    handle_ = *fabric_->last_handle();
+  }
+  // The SA answers with `msg` (RMPP Active set, as OpenSM does) to LID 9.
+  void SendResponse(Mad msg, int timeout_ms, int retries) {
+    msg[26] = kActive;
+    std::vector<uint8_t> buf(umad_size() + msg.size());
+    std::memcpy(buf.data() + umad_size(), msg.data(), msg.size());
+    umad_set_addr(buf.data(), 9, 1, 0, 0x80010000);
+    ASSERT_EQ(umad_send(fd_, sa_, buf.data(), static_cast<int>(msg.size()), timeout_ms, retries),
+              0);
+  }
+  // The requester at LID 9 acknowledges: the segment's header, R bit flipped.
+  void Ack(const std::string& segment, uint32_t seg, uint32_t newwin, uint8_t type = kRmppAck,
+           uint8_t status = 0) {
+    Mad a(256, 0);
+    std::copy(segment.begin(), segment.begin() + 56, a.begin());
+    a[3] ^= 0x80;
+    SetRmpp(a.data(), type, kActive, seg, newwin, status);
+    fabric_->Inject(handle_, a, From(9, 1));
+  }
+  std::string Sent(size_t i) { return fabric_->Sends().at(i).mad(); }
+
+  int fd_ = -1, sa_ = -1;
+  uint32_t handle_ = 0;
+};
+
+TEST_F(UmadRmppTest, SendIsSegmentedAndPacedByTheReceiversWindow) {
+  OpenSa();
+  // A 632-byte GetTableResp: 576 data bytes, three segments, 24 bytes of padding.
+  const uint64_t tid = 0x0000BEEF00000042ull;
+  Mad msg = SaMessage(632, kGetTableResp, tid);
+  SendResponse(msg, 0, 3);
+
+  // The receiver's window starts at 1: the first segment goes out alone.
+  ASSERT_TRUE(fabric_->WaitForSends(1));
+  std::this_thread::sleep_for(100ms);
+  ASSERT_EQ(fabric_->Sends().size(), 1u);
+  const std::string s1 = Sent(0);
+  ASSERT_EQ(s1.size(), 256u);
+  EXPECT_EQ(fabric_->Sends()[0].addr().lid(), 9u);
+  EXPECT_EQ(TidOf(s1), tid);  // a response keeps the requester's TID
+  RmppFields r = RmppOf(s1);
+  EXPECT_EQ(r.version, 1);
+  EXPECT_EQ(r.type, kRmppData);
+  EXPECT_EQ(r.flags, kActive | kFirst);
+  EXPECT_EQ(r.seg, 1u);
+  EXPECT_EQ(r.paylen_newwin, 3 * 220u - 24);                        // the whole message
+  EXPECT_EQ(std::memcmp(s1.data() + 36, msg.data() + 36, 220), 0);  // SA header, data 0..199
+
+  // An ACK of segment 1 that opens the window to 2 lets exactly segment 2 go.
+  Ack(s1, 1, 2);
+  ASSERT_TRUE(fabric_->WaitForSends(2));
+  std::this_thread::sleep_for(100ms);
+  ASSERT_EQ(fabric_->Sends().size(), 2u);
+  const std::string s2 = Sent(1);
+  r = RmppOf(s2);
+  EXPECT_EQ(r.type, kRmppData);
+  EXPECT_EQ(r.flags, kActive);
+  EXPECT_EQ(r.seg, 2u);
+  EXPECT_EQ(r.paylen_newwin, 0u);
+  EXPECT_EQ(std::memcmp(s2.data(), s1.data(), 24), 0);            // headers repeated
+  EXPECT_EQ(std::memcmp(s2.data() + 36, s1.data() + 36, 20), 0);  // SA header too
+  EXPECT_EQ(std::memcmp(s2.data() + 56, msg.data() + 256, 200), 0);
+
+  Ack(s2, 2, 5);
+  ASSERT_TRUE(fabric_->WaitForSends(3));
+  const std::string s3 = Sent(2);
+  r = RmppOf(s3);
+  EXPECT_EQ(r.flags, kActive | kLast);
+  EXPECT_EQ(r.seg, 3u);
+  EXPECT_EQ(r.paylen_newwin, 220u - 24);  // the last segment's share
+  EXPECT_EQ(std::memcmp(s3.data() + 56, msg.data() + 456, 176), 0);
+  EXPECT_TRUE(std::all_of(s3.begin() + 232, s3.end(), [](char c) { return c == 0; }));
+
+  // The last ACK completes a response: nothing is reported, nothing sent again.
+  Ack(s3, 3, 5);
+  Umad got;
+  int len = 256;
+  EXPECT_EQ(umad_recv(fd_, got.p(), &len, 300), -ETIMEDOUT);
+  EXPECT_EQ(fabric_->Sends().size(), 3u);
+}
+
+TEST_F(UmadRmppTest, LostAckMakesTheWindowGoAgain) {
+  OpenSa();
+  Mad msg = SaMessage(632, kGetTableResp, 0x43);
+  SendResponse(msg, 150, 2);  // ACK timeout 150 ms
+  ASSERT_TRUE(fabric_->WaitForSends(1));
+  Ack(Sent(0), 1, 3);
+  ASSERT_TRUE(fabric_->WaitForSends(3));
+  auto start = std::chrono::steady_clock::now();
+  // The ACK of segments 2 and 3 is lost: both go again, from the last segment acknowledged.
+  ASSERT_TRUE(fabric_->WaitForSends(5, 2s));
+  EXPECT_GE(std::chrono::steady_clock::now() - start, 100ms);
+  EXPECT_EQ(RmppOf(Sent(3)).seg, 2u);
+  EXPECT_EQ(RmppOf(Sent(4)).seg, 3u);
+  EXPECT_EQ(Sent(3), Sent(1));
+  EXPECT_EQ(Sent(4), Sent(2));
+  Ack(Sent(4), 3, 3);
+  std::this_thread::sleep_for(100ms);
+  const size_t sent = fabric_->Sends().size();
+  // Complete: no further retransmission and no timeout report.
+  Umad got;
+  int len = 256;
+  EXPECT_EQ(umad_recv(fd_, got.p(), &len, 600), -ETIMEDOUT);
+  EXPECT_EQ(fabric_->Sends().size(), sent);
+  for (size_t i = 3; i < sent; ++i) EXPECT_NE(RmppOf(Sent(i)).seg, 1u);
+}
+
+TEST_F(UmadRmppTest, UnacknowledgedSendComesBackTimedOut) {
+  OpenSa();
+  const uint64_t tid = 0x0000BEEF00000044ull;
+  auto start = std::chrono::steady_clock::now();
+  SendResponse(SaMessage(632, kGetTableResp, tid), 100, 2);
+  Umad got;
+  int len = 256;
+  ASSERT_EQ(umad_recv(fd_, got.p(), &len, 3000), sa_);
+  EXPECT_GE(std::chrono::steady_clock::now() - start, 300ms - 5ms);  // ACK timeout * (retries + 1)
+  EXPECT_EQ(umad_status(got.p()), ETIMEDOUT);
+  EXPECT_EQ(len, 24);
+  EXPECT_EQ(TidOf(got.mad()), tid);
+  auto sends = fabric_->Sends();
+  ASSERT_EQ(sends.size(), 3u);  // the first segment, twice again
+  for (const auto& s : sends) EXPECT_EQ(RmppOf(s.mad()).seg, 1u);
+}
+
+TEST_F(UmadRmppTest, AbortFromTheReceiverEndsTheSendQuietly) {
+  OpenSa();
+  SendResponse(SaMessage(632, kGetTableResp, 0x45), 100, 5);
+  ASSERT_TRUE(fabric_->WaitForSends(1));
+  Ack(Sent(0), 0, 0, kRmppAbort, 118);  // T2L
+  std::this_thread::sleep_for(50ms);
+  const size_t sent = fabric_->Sends().size();
+  Umad got;
+  int len = 256;
+  EXPECT_EQ(umad_recv(fd_, got.p(), &len, 700), -ETIMEDOUT);  // ib_umad reports only timeouts
+  EXPECT_EQ(fabric_->Sends().size(), sent);
+  EXPECT_LE(sent, 2u);
+}
+
+// The requesting side: saquery's agent (SA class, RMPP, no methods).
+class UmadRmppClientTest : public UmadLibraryTest {
+ protected:
+  void SetUp() override {
+    UmadLibraryTest::SetUp();
+    StartFabric();
+    fd_ = OpenPort();
+    handle_ = *fabric_->last_handle();
+  }
+  // Sends a GetTable to the SA at LID 1 and returns the TID it went out with.
+  uint64_t Ask(int agent, uint64_t tid) {
+    const size_t before = fabric_->Sends().size();
+    Umad req(MakeMad(kClassSa, 2, kGetTable, tid));
+    umad_set_addr(req.p(), 1, 1, 0, 0x80010000);
+    EXPECT_EQ(umad_send(fd_, agent, req.p(), 256, 2000, 0), 0);
+    EXPECT_TRUE(fabric_->WaitForSends(before + 1));
+    return TidOf(fabric_->Sends().at(before).mad());
+  }
+  void FromSa(const Mad& mad) { fabric_->Inject(handle_, mad, From(1, 1)); }
+  std::string Sent(size_t i) { return fabric_->Sends().at(i).mad(); }
+
+  int fd_ = -1;
+  uint32_t handle_ = 0;
+};
+
+TEST_F(UmadRmppClientTest, SegmentsAreAcknowledgedAndReassembledInOrder) {
+  int sa = umad_register(fd_, kClassSa, 2, 1, nullptr);
+  ASSERT_GE(sa, 0);
+  const uint64_t tid = Ask(sa, 0x77);
+  Mad msg = SaMessage(632, kGetTableResp, tid);
+  auto segs = SaSegments(msg);
+  ASSERT_EQ(segs.size(), 3u);
+
+  // The first segment draws an ACK opening a window of 64 more, to the SA's LID and QP.
+  FromSa(segs[0]);
+  ASSERT_TRUE(fabric_->WaitForSends(2));
+  const auto ack = fabric_->Sends()[1];
+  RmppFields r = RmppOf(ack.mad());
+  EXPECT_EQ(r.type, kRmppAck);
+  EXPECT_EQ(r.flags, kActive);
+  EXPECT_EQ(r.seg, 1u);
+  EXPECT_EQ(r.paylen_newwin, 65u);
+  EXPECT_EQ(static_cast<uint8_t>(ack.mad()[3]), kGetTable);  // the R bit flipped
+  EXPECT_EQ(TidOf(ack.mad()), tid);
+  EXPECT_EQ(ack.addr().lid(), 1u);
+  EXPECT_EQ(ack.addr().qpn(), 1u);
+  EXPECT_EQ(ack.addr().qkey(), 0x80010000u);
+
+  // Segment 3 before 2, and twice: held, no ACK, nothing delivered.
+  FromSa(segs[2]);
+  FromSa(segs[2]);
+  std::this_thread::sleep_for(100ms);
+  EXPECT_EQ(fabric_->Sends().size(), 2u);
+  Umad got;
+  int len = 256;
+  EXPECT_EQ(umad_recv(fd_, got.p(), &len, 0), -EAGAIN);
+
+  // Segment 2 fills the gap: the last segment is in, ACKed, and the message delivered whole.
+  FromSa(segs[1]);
+  ASSERT_TRUE(fabric_->WaitForSends(3));
+  r = RmppOf(Sent(2));
+  EXPECT_EQ(r.type, kRmppAck);
+  EXPECT_EQ(r.seg, 3u);
+  len = 256;
+  ASSERT_EQ(umad_recv(fd_, got.p(), &len, 2000), -ENOSPC);  // as libibmad's sa_query expects
+  EXPECT_EQ(len, 632);
+  std::vector<uint8_t> whole(umad_size() + static_cast<size_t>(len));
+  ASSERT_EQ(umad_recv(fd_, whole.data(), &len, 0), sa);
+  EXPECT_EQ(len, 632);
+  const auto* hdr = reinterpret_cast<const ib_user_mad*>(whole.data());
+  EXPECT_EQ(hdr->status, 0u);
+  EXPECT_EQ(hdr->length, umad_size() + 632);
+  EXPECT_EQ(be16toh(hdr->addr.lid), 1);
+  const uint8_t* mad = whole.data() + umad_size();
+  EXPECT_EQ(std::memcmp(mad, segs[0].data(), 36), 0);  // the first segment's headers
+  EXPECT_EQ(std::memcmp(mad + 36, msg.data() + 36, 632 - 36), 0);
+
+  // A repeated last segment draws the last ACK again; nothing more is delivered.
+  FromSa(segs[2]);
+  ASSERT_TRUE(fabric_->WaitForSends(4));
+  EXPECT_EQ(RmppOf(Sent(3)).seg, 3u);
+  len = 256;
+  EXPECT_EQ(umad_recv(fd_, got.p(), &len, 200), -ETIMEDOUT);
+
+  // A segment 2 claiming to be the first is refused with ABORT (BadSeg).
+  Mad bad = segs[1];
+  bad[26] |= kFirst;
+  FromSa(bad);
+  ASSERT_TRUE(fabric_->WaitForSends(5));
+  r = RmppOf(Sent(4));
+  EXPECT_EQ(r.type, kRmppAbort);
+  EXPECT_EQ(r.status, 120);
+}
+
+TEST_F(UmadRmppClientTest, SingleSegmentIsCutToItsPayloadLength) {
+  int sa = umad_register(fd_, kClassSa, 2, 1, nullptr);
+  ASSERT_GE(sa, 0);
+  // Two 64-byte records: PayloadLength 20 + 128, so the message is 184 bytes and sa_query counts
+  // (184 - 56) / 64 = 2 records, not (256 - 56) / 64 = 3.
+  uint64_t tid = Ask(sa, 0x80);
+  auto segs = SaSegments(SaMessage(56 + 128, kGetTableResp, tid, 8));
+  ASSERT_EQ(segs.size(), 1u);
+  EXPECT_EQ(RmppOf(segs[0].data()).flags, kActive | kFirst | kLast);
+  EXPECT_EQ(RmppOf(segs[0].data()).paylen_newwin, 148u);
+  FromSa(segs[0]);
+  Umad got;
+  int len = 256;
+  ASSERT_EQ(umad_recv(fd_, got.p(), &len, 2000), sa);
+  EXPECT_EQ(len, 184);
+  EXPECT_EQ(got.hdr()->length, umad_size() + 184);
+  ASSERT_TRUE(fabric_->WaitForSends(2));
+  RmppFields r = RmppOf(Sent(1));
+  EXPECT_EQ(r.type, kRmppAck);
+  EXPECT_EQ(r.seg, 1u);
+  EXPECT_EQ(r.paylen_newwin, 1u);
+
+  // No records at all: one segment of padding, PayloadLength 20, 56 bytes delivered.
+  tid = Ask(sa, 0x81);
+  segs = SaSegments(SaMessage(56, kGetTableResp, tid, 0));
+  EXPECT_EQ(RmppOf(segs[0].data()).paylen_newwin, 20u);
+  FromSa(segs[0]);
+  len = 256;
+  ASSERT_EQ(umad_recv(fd_, got.p(), &len, 2000), sa);
+  EXPECT_EQ(len, 56);
+}
+
+TEST_F(UmadRmppClientTest, WholeMessageGoesToTheAgentThatAsked) {
+  int a = umad_register(fd_, kClassSa, 2, 1, nullptr);
+  int b = umad_register(fd_, kClassSa, 2, 1, nullptr);
+  int plain = umad_register(fd_, kClassSa, 2, 0, nullptr);  // no RMPP: segments pass untouched
+  ASSERT_GE(a, 0);
+  ASSERT_GE(b, 0);
+  ASSERT_GE(plain, 0);
+  Ask(a, 0x91);
+  const uint64_t tid_b = Ask(b, 0x92);
+  const uint64_t tid_plain = Ask(plain, 0x93);
+  ASSERT_EQ(fabric_->Sends().size(), 3u);
+
+  Mad msg = SaMessage(400, kGetTableResp, tid_b);
+  for (const Mad& s : SaSegments(msg)) FromSa(s);
+  std::vector<uint8_t> whole(umad_size() + 400);
+  int len = 400;
+  ASSERT_EQ(umad_recv(fd_, whole.data(), &len, 2000), b);
+  EXPECT_EQ(len, 400);
+  EXPECT_EQ(std::memcmp(whole.data() + umad_size() + 36, msg.data() + 36, 400 - 36), 0);
+  ASSERT_TRUE(fabric_->WaitForSends(5));  // the ACKs of segments 1 and 2
+
+  auto one = SaSegments(SaMessage(120, kGetTableResp, tid_plain));
+  FromSa(one[0]);
+  Umad got;
+  len = 256;
+  ASSERT_EQ(umad_recv(fd_, got.p(), &len, 2000), plain);
+  EXPECT_EQ(len, 256);  // the segment as it came
+  EXPECT_EQ(RmppOf(got.mad()).flags, kActive | kFirst | kLast);
+  // Nothing for `a`, and no ACK from an agent that does not do RMPP.
+  len = 256;
+  EXPECT_EQ(umad_recv(fd_, got.p(), &len, 200), -ETIMEDOUT);
+  EXPECT_EQ(fabric_->Sends().size(), 5u);
 }
 
 // ---------------------------------------------------------------------------------------------
