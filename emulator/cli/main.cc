@@ -176,8 +176,10 @@ int main(int argc, char** argv) {
 
   std::string tfile;
   CLI::App* topo =
-      app.add_subcommand("topology", "parse an ibnetdiscover-format file and print it back");
-  topo->add_option("file", tfile, "topology file")->required();
+      app.add_subcommand("topology",
+                         "print a topology in ibnetdiscover format: a topology file parsed and "
+                         "written back, or a scenario's (generated) topology");
+  topo->add_option("file", tfile, "topology file, or scenario .yaml")->required();
 
   CLI::App* pol = app.add_subcommand("policies", "list the pluggable policies by name");
 
@@ -256,7 +258,9 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (*topo) {
-      auto t = topology::ParseIbnetdiscoverFile(tfile, {link::Width::k4x, link::Speed::kQDR});
+      bool yaml = tfile.ends_with(".yaml") || tfile.ends_with(".yml");
+      auto t = yaml ? scenario::LoadScenario(tfile).topo
+                    : topology::ParseIbnetdiscoverFile(tfile, {link::Width::k4x, link::Speed::kQDR});
       topology::WriteIbnetdiscover(t, std::cout);
       return 0;
     }

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# Management plane, side by side with ibsim (Debian ibsim-utils) on the same ibnetdiscover-format
+# file (default: the 648-node fat tree): wall time from starting the simulator to a complete
+# ibnetdiscover, ibnetdiscover alone on a running fabric, and from starting OpenSM to SUBNET UP.
+#   bench/mgmt_bench.sh [TOPOLOGY_FILE]
+# Needs a build (scripts/build.sh) and the packages of scripts/install-deps.sh.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+B=${IBEMU_BUILD_DIR:-build}/emulator/ibemu
+WORK=$(mktemp -d /tmp/ibemu-mgmt-bench.XXXXXX)
+SLEEPER=
+trap '[ -n "$SLEEPER" ] && kill $SLEEPER 2>/dev/null; pkill -f "$WORK" 2>/dev/null || true; rm -rf "$WORK"' EXIT
+TOPO=${1:-$WORK/ft648.topo}
+[ -f "$TOPO" ] || "$B" topology configs/scenarios/bench/fat-tree-648-uniform80.yaml > "$TOPO"
+now() { date +%s.%N; }
+since() { echo "$(now) - $1" | bc; }
+osm_conf() {  # $1 dir
+  opensm -c "$1/osm.conf" > /dev/null 2>&1
+  sed -i 's/^force_log_flush .*/force_log_flush TRUE/' "$1/osm.conf"
+}
+wait_up() { until grep -q "SUBNET UP" "$1" 2> /dev/null; do sleep 0.02; done; }
+HOST=$(awk '/^Ca/ {gsub(/"/, "", $3); print $3; exit}' "$TOPO")
+echo "topology: $TOPO ($(grep -c '^Switch' "$TOPO") switches, $(grep -c '^Ca' "$TOPO") CAs); tools on $HOST"
+
+# --- ibemu: the fabric with its data plane, ports waiting for an SM ---
+export IBEMU_RUN_DIR=$WORK/ibemu
+mkdir -p "$IBEMU_RUN_DIR"
+t0=$(now)
+"$B" up "$TOPO" --sm external -q -o "$IBEMU_RUN_DIR/res" > "$IBEMU_RUN_DIR/up.log" 2>&1 &
+until "$B" exec --port "$HOST:1" -- ibnetdiscover > "$IBEMU_RUN_DIR/disc" 2> /dev/null; do sleep 0.02; done
+e_first=$(since "$t0")
+t0=$(now); "$B" exec --port "$HOST:1" -- ibnetdiscover > /dev/null; e_disc=$(since "$t0")
+osm_conf "$IBEMU_RUN_DIR"
+t0=$(now)
+OSM_CACHE_DIR=$IBEMU_RUN_DIR "$B" exec --port "$HOST:1" -- opensm -F "$IBEMU_RUN_DIR/osm.conf" \
+  -f "$IBEMU_RUN_DIR/osm.log" > /dev/null 2>&1 &
+wait_up "$IBEMU_RUN_DIR/osm.log"; e_sm=$(since "$t0")
+e_ports=$(grep -c '^\[' "$IBEMU_RUN_DIR/disc")
+pkill -f "opensm -F $IBEMU_RUN_DIR" || true
+"$B" down > /dev/null
+
+# --- ibsim 0.10 with umad2sim ---
+S=$WORK/ibsim
+mkdir -p "$S"
+cd "$S"
+mkfifo ctl
+sleep 100000 > ctl 2> /dev/null &  # keeps ibsim's console open
+SLEEPER=$!
+SO=$(ls /usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so)
+t0=$(now)
+ibsim -s "$TOPO" < ctl > ibsim.log 2>&1 &
+until SIM_HOST=$HOST LD_PRELOAD=$SO ibnetdiscover > disc 2> /dev/null; do sleep 0.02; done
+s_first=$(since "$t0")
+t0=$(now); SIM_HOST=$HOST LD_PRELOAD=$SO ibnetdiscover > /dev/null 2>&1; s_disc=$(since "$t0")
+osm_conf "$S"
+t0=$(now)
+SIM_HOST=$HOST OSM_CACHE_DIR=$S LD_PRELOAD=$SO opensm -F "$S/osm.conf" -f "$S/osm.log" > /dev/null 2>&1 &
+wait_up "$S/osm.log"; s_sm=$(since "$t0")
+s_ports=$(grep -c '^\[' disc)
+pkill -f "opensm -F $S" || true
+pkill -f "ibsim -s $TOPO" || true
+cd - > /dev/null
+
+printf '%-44s %10s %10s\n' "wall seconds" ibemu ibsim
+printf '%-44s %10.2f %10.2f\n' "start to a complete ibnetdiscover" "$e_first" "$s_first"
+printf '%-44s %10.2f %10.2f\n' "ibnetdiscover on a running fabric" "$e_disc" "$s_disc"
+printf '%-44s %10.2f %10.2f\n' "opensm start to SUBNET UP" "$e_sm" "$s_sm"
+printf '%-44s %10s %10s\n' "port lines discovered" "$e_ports" "$s_ports"
