@@ -431,8 +431,8 @@ void Hca::RunGsAgents(int p, Packet* pkt, const mgmt::MadAddress& from) {
 
 void Hca::OnManagementPacket(int p, Packet* pkt) {
   mgmt::MadAddress a;
-  if (!mgmt::ParseMadPacket(*pkt, &a)) {
-    ++port_mgmt_[p].counters.vl15_dropped;
+  if (!mgmt::ParseMadPacket(*pkt, &a)) {  // malformed: a receive error (IBA 16.1.3.5)
+    ++port_mgmt_[p].counters.rcv_errors;
     FreePacket(pkt);
     return;
   }

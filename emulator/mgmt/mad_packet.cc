@@ -26,7 +26,8 @@ void BuildMadPacket(engine::Packet* p, const MadAddress& a) {
 }
 
 bool ParseMadPacket(engine::Packet& p, MadAddress* a) {
-  if (!p.mad || p.hdr_len != kMadHeaderBytes) return false;
+  // A MAD is exactly 256 bytes (IBA 13.4.2); anything else is malformed and dropped.
+  if (!p.mad || p.hdr_len != kMadHeaderBytes || p.payload_len != engine::kMadBytes) return false;
   wire::Bth bth = p.bth();
   if (bth.opcode() != wire::opcode::kUdSendOnly) return false;
   wire::Lrh lrh = p.lrh();

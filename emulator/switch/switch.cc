@@ -332,8 +332,9 @@ void Switch::ForwardVl15(int out, Packet* pkt) {
 
 void Switch::OnManagementPacket(int in, Packet* pkt) {
   mgmt::MadAddress a;
-  if (!mgmt::ParseMadPacket(*pkt, &a)) {
-    DropVl15(in, pkt);
+  if (!mgmt::ParseMadPacket(*pkt, &a)) {  // malformed: a receive error (IBA 16.1.3.5)
+    ++port_mgmt_[in].counters.rcv_errors;
+    FreePacket(pkt);
     return;
   }
   mad::MadView m{pkt->mad->data()};

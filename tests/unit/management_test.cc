@@ -243,6 +243,65 @@ TEST_F(Fabric, BadVersionsMethodsAttributesAndModifiersGetTheirStatus) {
   EXPECT_EQ(Get(Reply().data(), hdr::kDrStatus), status::kBadMethodAttr);
 }
 
+TEST_F(Fabric, TruncatedMadIsDroppedAndCountedAsAReceiveError) {
+  Build("external");
+  // A DR NodeInfo whose packet carries 200 bytes of MAD instead of 256, arriving at S1 port 1.
+  engine::Packet* pkt = part_->pool().Get();
+  mgmt::MadAddress a;
+  a.vl = 15;
+  a.slid = a.dlid = kPermissiveLid;
+  mgmt::BuildMadPacket(pkt, a);
+  MadBuffer b = DrSmp(method::kGet, attr::kNodeInfo, 0, {1});
+  Set(b.data(), hdr::kDrHopPtr, 1);
+  std::copy(b.begin(), b.end(), pkt->mad->begin());
+  pkt->payload_len = 200;
+  pkt->lrh().set_pkt_len(pkt->pkt_len_words());
+  engine::Event e;
+  e.time = part_->now();
+  e.lp = static_cast<engine::LpId>(Node("S1"));
+  e.src = 0xFFFFFFFE;
+  e.kind = engine::kPacketArrive;
+  e.port = 1;
+  e.b = static_cast<uint64_t>(part_->now());
+  e.pkt = pkt;
+  part_->Schedule(e);
+  part_->RunUntil(part_->now() + 50 * link::kPsPerUs);
+  EXPECT_TRUE(rec_.got.empty());
+  EXPECT_EQ(Dev("S1").port_mgmt(1).counters.rcv_errors, 1u);
+  // The same SMP whole is answered.
+  Send("H1", 1, DrSmp(method::kGet, attr::kNodeInfo, 0, {1}));
+  EXPECT_EQ(Get(Reply().data() + kSmpDataOffset, node_info::kNodeType), node_info::kTypeSwitch);
+}
+
+TEST_F(Fabric, MKeyProtectsTheSmaAsTheLevelSays) {
+  Build("external");
+  // Give H5's port an M_Key with protection level 1, by DR from H1.
+  MadBuffer b = DrSmp(method::kGet, attr::kPortInfo, 0, {1, 4, 2});
+  Send("H1", 1, b);
+  MadBuffer cur = Reply();
+  b = DrSmp(method::kSet, attr::kPortInfo, 0, {1, 4, 2});
+  std::copy(cur.begin() + kSmpDataOffset, cur.begin() + kSmpDataOffset + kSmpDataBytes,
+            b.begin() + kSmpDataOffset);
+  uint8_t* d = b.data() + kSmpDataOffset;
+  Set(d, port_info::kPortPhysicalState, 0);
+  Set(d, port_info::kPortState, 0);
+  Set(d, port_info::kMKey, 0x1122334455667788ull);
+  Set(d, port_info::kMKeyProtectBits, 1);
+  Send("H1", 1, b);
+  EXPECT_EQ(Get(Reply().data(), hdr::kDrStatus), 0u);
+  // Level 1: a Get without the key is answered with M_Key shown as 0; a Set is dropped.
+  Send("H1", 1, DrSmp(method::kGet, attr::kPortInfo, 0, {1, 4, 2}));
+  EXPECT_EQ(Get(Reply().data() + kSmpDataOffset, port_info::kMKey), 0u);
+  Send("H1", 1, b);  // the Set again, without the key in the MAD header
+  EXPECT_TRUE(rec_.got.empty());
+  EXPECT_EQ(Dev("H5").port_mgmt(1).m_key_violations, 1u);
+  // With the key, the Get shows it.
+  MadBuffer g = DrSmp(method::kGet, attr::kPortInfo, 0, {1, 4, 2});
+  Set(g.data(), hdr::kMKey, 0x1122334455667788ull);
+  Send("H1", 1, g);
+  EXPECT_EQ(Get(Reply().data() + kSmpDataOffset, port_info::kMKey), 0x1122334455667788ull);
+}
+
 TEST_F(Fabric, PortStateMachineAndLidsBySet) {
   Build("external");
   auto set_portinfo = [&](std::vector<uint8_t> path, int port, auto fill) {
