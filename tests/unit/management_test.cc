@@ -123,6 +123,13 @@ class Fabric : public ::testing::Test {
     s_ = scenario::ScenarioFromTopology(std::string(IBEMU_SOURCE_DIR) +
                                         "/configs/topologies/testbed.topo");
     s_.subnet_manager = sm;
+    Start();
+  }
+  void BuildFrom(const std::string& yaml) {
+    s_ = scenario::LoadScenario(std::string(IBEMU_SOURCE_DIR) + "/" + yaml);
+    Start();
+  }
+  void Start() {
     f_ = fabric::BuildFabric(s_);
     part_ = std::make_unique<engine::Partition>(f_->devices.size());
     for (auto& d : f_->devices) {
@@ -356,6 +363,34 @@ TEST_F(Fabric, LftAndSl2VlSetsTakeEffect) {
   Send("H1", 1, b);
   EXPECT_EQ(Get(Reply().data(), hdr::kDrStatus), status::kBadAttrValue);
   EXPECT_EQ(s1.Sl2Vl(1, 4, 3), 0);
+}
+
+TEST_F(Fabric, VlArbSetChangesTheSplitBetweenVls) {
+  BuildFrom("tests/data/scenarios/vlarb_set.yaml");
+  auto& pc = Dev("H1").port_mgmt(1).counters;
+  auto window = [&](link::SimTime len) {
+    uint64_t v0 = pc.xmit_data_sl[0], v1 = pc.xmit_data_sl[1];
+    part_->RunUntil(part_->now() + len);
+    return std::pair<double, double>(static_cast<double>(pc.xmit_data_sl[0] - v0),
+                                     static_cast<double>(pc.xmit_data_sl[1] - v1));
+  };
+  part_->RunUntil(100 * link::kPsPerUs);
+  auto [a0, a1] = window(200 * link::kPsPerUs);
+  EXPECT_NEAR(a1 / a0, 1.0, 0.05) << "default table: equal weights";
+  // Low-priority table of H1's port: VL0 weight 33, VL1 weight 99, in 64-byte units: one and
+  // three 2074-byte packets (33 blocks) per turn. (A VL may start a packet while any weight is
+  // left, so weights that are not whole packets round up to them: 16 and 48 would give 1:2.)
+  MadBuffer b = DrSmp(method::kSet, attr::kVlArbTable, vlarb_table::kLowFirst << 16, {});
+  uint8_t* d = b.data() + kSmpDataOffset;
+  Set(d, vlarb_table::Vl(0), 0);
+  Set(d, vlarb_table::Weight(0), 33);
+  Set(d, vlarb_table::Vl(1), 1);
+  Set(d, vlarb_table::Weight(1), 99);
+  Send("H1", 1, b);
+  EXPECT_EQ(Get(Reply().data(), hdr::kDrStatus), 0u);
+  window(20 * link::kPsPerUs);  // settle
+  auto [b0, b1] = window(200 * link::kPsPerUs);
+  EXPECT_NEAR(b1 / b0, 3.0, 0.3) << "VL1 gets three times VL0's share";
 }
 
 TEST_F(Fabric, LidRoutedSmpAndPerfQueryThroughTheFabric) {
