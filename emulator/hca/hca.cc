@@ -474,9 +474,13 @@ void Hca::OnClientMad(int p, Packet* pkt) {
     a.vl = policy::kVl15;
     a.dest_qp = 0;
     a.qkey = 0;
-    if (m.is_dr()) a.slid = a.dlid = mad::kPermissiveLid;
+    if (m.is_dr() && m.dr_slid() == mad::kPermissiveLid) a.slid = a.dlid = mad::kPermissiveLid;
   }
   mgmt::BuildMadPacket(pkt, a);
+  // A directed route that starts at another node: the LID-routed part first (its LRH goes to
+  // that node's LID, and it starts the directed part).
+  if (m.is_dr() && m.dr_slid() != mad::kPermissiveLid && !IsMyLid(p, a.dlid))
+    return SendVl15(p, pkt);
   if (m.is_dr()) {
     mgmt::SmiDecision d = mgmt::SmiSend(m, false, p, num_ports());
     if (d.action == mgmt::SmiAction::kForward) return SendVl15(d.port, pkt);

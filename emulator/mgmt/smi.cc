@@ -15,15 +15,18 @@ SmiDecision Out(int port, int num_ports) {
   return {SmiAction::kForward, port};
 }
 
-bool PureDr(mad::MadView m) {
-  return m.dr_slid() == mad::kPermissiveLid && m.dr_dlid() == mad::kPermissiveLid;
+// The directed part may be reached by a LID-routed part (DrSLID is then the requester's LID, and
+// the node where the directed part starts routes the response back to it); a LID-routed part
+// after the directed one (DrDLID not permissive) is not supported.
+bool Supported(mad::MadView m) {
+  return m.dr_dlid() == mad::kPermissiveLid;
 }
 
 }  // namespace
 
 SmiDecision SmiReceive(mad::MadView m, bool is_switch, int in, int num_ports) {
   int ptr = m.hop_ptr(), cnt = m.hop_cnt();
-  if (cnt > mad::kMaxDrHops || !PureDr(m)) return Drop();
+  if (cnt > mad::kMaxDrHops || !Supported(m)) return Drop();
   if (!m.dr_direction()) {
     // Outgoing (C14-9).
     if (cnt != 0 && ptr == 0) return Drop();  // the sender should have advanced it
@@ -56,7 +59,7 @@ SmiDecision SmiReceive(mad::MadView m, bool is_switch, int in, int num_ports) {
 
 SmiDecision SmiSend(mad::MadView m, bool is_switch, int from, int num_ports) {
   int ptr = m.hop_ptr(), cnt = m.hop_cnt();
-  if (cnt > mad::kMaxDrHops || !PureDr(m)) return Drop();
+  if (cnt > mad::kMaxDrHops || !Supported(m)) return Drop();
   if (!m.dr_direction()) {
     if (ptr != 0) return Drop();  // an SM starts every path at hop 0
     m.set_hop_ptr(1);

@@ -2,9 +2,11 @@
 // does with a directed-route SMP it receives or sends, and the hop pointer and return path
 // updates that go with it. Pure functions of the SMP bytes, so they are tested on their own.
 //
-// Only the pure directed-route form is routed (DrSLID and DrDLID both the permissive LID, which
-// is what OpenSM and the diags send). An SMP with a LID-routed part is dropped; see
-// docs/management.md.
+// The pure directed-route form (DrSLID and DrDLID both permissive, what OpenSM and most diags
+// send) and a LID-routed part before the directed one (DrSLID = the requester's LID, as
+// ibportstate sends) are routed; the node where the directed part starts handles the LID-routed
+// legs (Switch::OnManagementPacket). A LID-routed part after it (DrDLID not permissive) is
+// dropped; see docs/management.md.
 #pragma once
 #include "common/mad/mad_header.h"
 

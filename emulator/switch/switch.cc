@@ -81,7 +81,7 @@ void Switch::OnPacket(int in, Packet* pkt) {
     // Directed-route SMPs and SMPs for this switch go to its SMI; other LID-routed SMPs follow
     // the LFT on VL15 (IBA 14.2.2).
     bool dr = pkt->mad && (*pkt->mad)[1] == mad::mgmt_class::kSubnDirected;
-    if (dr || IsMyLid(dlid)) {
+    if ((dr && dlid == mad::kPermissiveLid) || IsMyLid(dlid)) {
       QueueForAgents(in, pkt);
       return;
     }
@@ -338,16 +338,8 @@ void Switch::OnManagementPacket(int in, Packet* pkt) {
     return;
   }
   mad::MadView m{pkt->mad->data()};
-  if (a.vl == policy::kVl15 && m.mgmt_class() == mad::mgmt_class::kSubnDirected) {
-    mgmt::SmiDecision d = mgmt::SmiReceive(m, true, in, num_ports());
-    if (d.action == mgmt::SmiAction::kForward) return ForwardVl15(d.port, pkt);
-    // A returning SMP ends at the SM's node; no SM runs inside a switch.
-    if (d.action == mgmt::SmiAction::kDrop || m.dr_direction()) return DropVl15(in, pkt);
-    if (mgmt::HandleSmp(*this, in, m) != mgmt::AgentVerdict::kRespond) return DropVl15(in, pkt);
-    d = mgmt::SmiSend(m, true, 0, num_ports());
-    if (d.action != mgmt::SmiAction::kForward) return DropVl15(in, pkt);
-    return ForwardVl15(d.port, pkt);
-  }
+  if (a.vl == policy::kVl15 && m.mgmt_class() == mad::mgmt_class::kSubnDirected)
+    return OnDirectedRoute(in, pkt, m);
   if (a.vl == policy::kVl15) {
     if (m.mgmt_class() != mad::mgmt_class::kSubnLid ||
         mgmt::HandleSmp(*this, in, m) != mgmt::AgentVerdict::kRespond)
@@ -368,6 +360,50 @@ void Switch::OnManagementPacket(int in, Packet* pkt) {
   }
   mgmt::BuildMadPacket(pkt, mgmt::GsResponseAddress(a, lid()));
   SendFromPort0(pkt);
+}
+
+void Switch::OnDirectedRoute(int in, Packet* pkt, mad::MadView m) {
+  using mgmt::SmiAction;
+  bool lid_part = m.dr_slid() != mad::kPermissiveLid;
+  auto directed = [&] {  // the directed part travels with permissive LIDs in the LRH
+    mgmt::MadAddress r;
+    r.slid = r.dlid = mad::kPermissiveLid;
+    r.vl = policy::kVl15;
+    mgmt::BuildMadPacket(pkt, r);
+  };
+  // Back at the node where the directed part started: LID-route it to the requester (C14-13:3),
+  // or, pure DR, it was for an SM here (there is none).
+  auto returned = [&] {
+    if (!lid_part) return DropVl15(in, pkt);
+    mgmt::MadAddress r;
+    r.slid = lid();
+    r.dlid = m.dr_slid();
+    r.vl = policy::kVl15;
+    mgmt::BuildMadPacket(pkt, r);
+    ForwardVl15(LftEntry(r.dlid), pkt);
+  };
+  mgmt::SmiDecision d;
+  if (lid_part && !m.dr_direction() && m.hop_ptr() == 0) {
+    // The LID-routed part ends here: the directed part starts at this switch.
+    d = mgmt::SmiSend(m, true, 0, num_ports());
+    if (d.action == SmiAction::kForward) {
+      directed();
+      return ForwardVl15(d.port, pkt);
+    }
+  } else {
+    d = mgmt::SmiReceive(m, true, in, num_ports());
+    if (d.action == SmiAction::kForward) return ForwardVl15(d.port, pkt);
+    if (d.action == SmiAction::kLocal && m.dr_direction()) return returned();
+  }
+  if (d.action == SmiAction::kDrop) return DropVl15(in, pkt);
+  if (mgmt::HandleSmp(*this, in, m) != mgmt::AgentVerdict::kRespond) return DropVl15(in, pkt);
+  d = mgmt::SmiSend(m, true, 0, num_ports());
+  if (d.action == SmiAction::kForward) {
+    directed();
+    return ForwardVl15(d.port, pkt);
+  }
+  if (d.action == SmiAction::kLocal) return returned();  // hop count 0
+  DropVl15(in, pkt);
 }
 
 void Switch::SendFromPort0(Packet* pkt) {

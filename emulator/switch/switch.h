@@ -6,6 +6,7 @@
 #include <memory>
 #include <vector>
 
+#include "common/mad/mad_header.h"
 #include "emulator/fabric/device.h"
 #include "emulator/fabric/fabric_context.h"
 #include "emulator/policy/input_arbiter.h"
@@ -108,6 +109,9 @@ class Switch : public fabric::Device {
   void Drop(int in, Packet* pkt);
   // Management: VL15 and packets for the switch's own LID.
   void OnManagementPacket(int in, Packet* pkt) override;
+  // A directed-route SMP for this switch's SMI: relay it, answer it, or take it to or from the
+  // LID-routed part that leads to the requester.
+  void OnDirectedRoute(int in, Packet* pkt, mad::MadView m);
   void OnLinkChanged(int p, bool up) override;
   bool IsMyLid(uint16_t dlid) const;
   void ForwardVl15(int out, Packet* pkt);

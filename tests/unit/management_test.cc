@@ -215,6 +215,25 @@ TEST_F(Fabric, DirectedRouteToACaAndItsPortInfo) {
   EXPECT_EQ(std::string(reinterpret_cast<const char*>(r.data() + kSmpDataOffset)), "H1 mlx4_0");
 }
 
+TEST_F(Fabric, LidRoutedPartThenDirectedPart) {
+  Build("builtin");
+  // As ibportstate asks for a switch port's peer: LID-routed from H1 to S2, directed from there
+  // out of S2's port 2 (to H5); the answer comes back directed to S2, then LID-routed to H1.
+  uint16_t h1 = Dev("H1").port_mgmt(1).lid, s2 = Dev("S2").port_mgmt(0).lid;
+  MadBuffer b = DrSmp(method::kGet, attr::kNodeInfo, 0, {2});
+  Set(b.data(), hdr::kDrSlid, h1);
+  Send("H1", 1, b, s2);
+  MadBuffer r = Reply();
+  EXPECT_EQ(Get(r.data(), hdr::kDrStatus), 0u);
+  EXPECT_TRUE(MadView{r.data()}.dr_direction());
+  EXPECT_EQ(Get(r.data() + kSmpDataOffset, node_info::kNodeGuid), 0x2c90300000700u);  // H5
+  // A LID-routed part after the directed one is not supported: no answer.
+  b = DrSmp(method::kGet, attr::kNodeInfo, 0, {1});
+  Set(b.data(), hdr::kDrDlid, s2);
+  Send("H1", 1, b);
+  EXPECT_TRUE(rec_.got.empty());
+}
+
 TEST_F(Fabric, BadDirectedRoutesGetNoAnswer) {
   Build("external");
   Send("H1", 1, DrSmp(method::kGet, attr::kNodeInfo, 0, {1, 30}));  // S1 port 30: no cable
