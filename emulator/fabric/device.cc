@@ -9,8 +9,8 @@ Device::Device(engine::LpId id, std::string name, int num_ports)
     : LogicalProcess(id),
       ports_(num_ports + 1),
       port_mgmt_(num_ports + 1),
-      name_(std::move(name)),
-      peer_enabled_(num_ports + 1, 1) {
+      peer_enabled_(num_ports + 1, 1),
+      name_(std::move(name)) {
   for (int p = 0; p <= num_ports; ++p) ports_[p].number = p;
 }
 
@@ -220,8 +220,8 @@ void Device::RequestPortState(int p, uint8_t state, uint8_t phys) {
   }
   bool enabled_before = pm.phys_state != 3;
   if (phys == 3 && enabled_before) {
-    pm.phys_state = 3;  // Disabled: the link drops and stays down
-    SetLink(p, false);
+    SetLink(p, false);  // while still LinkUp, so this end sees the change too (trap, discards)
+    pm.phys_state = 3;  // Disabled: the link stays down until Polling is written
     TellPeer(p, false);
   } else if (phys == 2 && !enabled_before) {
     pm.phys_state = 2;  // Polling: the port trains again if the peer is enabled

@@ -1,6 +1,7 @@
 // Routing engines compute every switch's linear forwarding table from the topology. The subnet
-// manager of issue 3 reuses them, so they take a topology and a LID map and nothing else.
+// manager (fabricmgr/) reuses them, so they take a topology and a LID map and nothing else.
 #pragma once
+#include <array>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -17,6 +18,15 @@ constexpr uint8_t kNoPort = 0xFF;
 
 struct RoutingResult {
   std::map<int, std::vector<uint8_t>> lft;  // switch node index -> [LID] -> port
+
+  // Engines that need more than one VL to be deadlock-free (dor on a torus) also say how SLs map
+  // to VLs, and which SL a path must carry; the others leave these empty and one VL suffices.
+  int data_vls = 1;  // VLs needed on switch-to-switch links
+  // [switch][output port][SL] -> VL, for packets from any input port.
+  std::map<int, std::vector<std::array<uint8_t, 16>>> sl2vl;
+  // [source switch][destination LID] -> the SL a source attached to that switch must use (the
+  // SL an SA PathRecord would give).
+  std::map<int, std::vector<uint8_t>> path_sl;
 };
 
 class RoutingEngine {
@@ -44,5 +54,9 @@ struct SwitchGraph {
 // lower rank, ties broken toward the lower NodeGUID.
 std::vector<int> UpDownRanks(const topology::Topology& t);
 bool UpDownIsUp(const topology::Topology& t, const std::vector<int>& rank, int from, int to);
+
+// The engines with a file of their own (fat_tree.cc, dor.cc).
+std::unique_ptr<RoutingEngine> MakeFatTree();
+std::unique_ptr<RoutingEngine> MakeDor();
 
 }  // namespace ibemu::routing

@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "emulator/policy/builtin.h"
+#include "emulator/routing/engine_support.h"
 #include "emulator/routing/routing_engine.h"
 
 namespace ibemu::routing {
@@ -16,53 +17,18 @@ SwitchGraph::SwitchGraph(const topology::Topology& t) : topo(t), edges(t.nodes.s
     }
 }
 
-namespace {
-
-constexpr int kInf = std::numeric_limits<int>::max() / 2;
-
-// The switch a destination LID hangs off, and the hop count to it (0 for a switch's own LID).
-struct Target {
-  int sw = -1;
-  int ca_port_on_sw = 0;  // the switch port cabled to the CA, for CA LIDs
-};
+namespace detail {
 
 Target TargetOf(const SwitchGraph& g, const LidMap& lids, uint16_t lid) {
+  if (lid >= lids.owner.size()) return {};
   const LidMap::Owner& o = lids.owner[lid];
+  if (o.node < 0) return {};  // a hole between the LIDs an SM gave out
   if (g.IsSwitch(o.node)) return {o.node, 0};
   topology::PortRef peer = g.topo.Peer({o.node, o.port});
   if (!peer.valid() || !g.IsSwitch(peer.node)) return {};
   return {peer.node, peer.port};
 }
 
-// Every engine ends the same way: a switch picks, among the ports its rule allows, the one that
-// carries the fewest destinations so far (lowest port number on ties), as OpenSM's min-hop does.
-class BalancedLft {
- public:
-  BalancedLft(const SwitchGraph& g, const LidMap& lids) : g_(g) {
-    for (int s : g.topo.Switches()) {
-      r_.lft[s].assign(lids.owner.size(), kNoPort);
-      load_[s].assign(g.topo.nodes[s].num_ports + 1, 0);
-    }
-  }
-  template <typename Allowed>
-  void Choose(int s, uint16_t lid, Allowed allowed) {
-    int best = -1;
-    for (const SwitchGraph::Edge& e : g_.edges[s])
-      if (allowed(e) && (best < 0 || load_[s][e.port] < load_[s][best])) best = e.port;
-    if (best < 0) return;
-    r_.lft[s][lid] = static_cast<uint8_t>(best);
-    ++load_[s][best];
-  }
-  void Set(int s, uint16_t lid, int port) { r_.lft[s][lid] = static_cast<uint8_t>(port); }
-  RoutingResult Take() { return std::move(r_); }
-
- private:
-  const SwitchGraph& g_;
-  RoutingResult r_;
-  std::map<int, std::vector<int>> load_;
-};
-
-// Hop distances over switches only (CAs do not forward), from the target switch.
 std::vector<int> SwitchDistances(const SwitchGraph& g, int target,
                                  const std::function<bool(int from, int to)>& edge_ok) {
   std::vector<int> d(g.topo.nodes.size(), kInf);
@@ -80,6 +46,31 @@ std::vector<int> SwitchDistances(const SwitchGraph& g, int target,
   }
   return d;
 }
+
+UpDownDistances UpDownTo(const SwitchGraph& g, const std::vector<int>& order, int target,
+                         const std::function<bool(int from, int to)>& up) {
+  UpDownDistances r;
+  r.down = SwitchDistances(g, target, [&](int from, int to) { return !up(from, to); });
+  r.any.assign(g.topo.nodes.size(), kInf);
+  for (int s : order) {
+    r.any[s] = r.down[s];
+    if (r.any[s] != kInf) continue;
+    for (const SwitchGraph::Edge& e : g.edges[s])
+      if (g.IsSwitch(e.peer) && up(s, e.peer) && r.any[e.peer] != kInf)
+        r.any[s] = std::min(r.any[s], r.any[e.peer] + 1);
+  }
+  return r;
+}
+
+}  // namespace detail
+
+namespace {
+
+using detail::BalancedLft;
+using detail::kInf;
+using detail::SwitchDistances;
+using detail::Target;
+using detail::TargetOf;
 
 class MinHop : public RoutingEngine {
  public:
@@ -121,18 +112,8 @@ class UpDown : public RoutingEngine {
       Target tg = TargetOf(g, lids, lid);
       if (tg.sw < 0) continue;
       out.Set(tg.sw, lid, tg.ca_port_on_sw);
-      // down[s]: hops from s to the target moving only down.
-      auto down = SwitchDistances(g, tg.sw, [&](int from, int to) { return !up(from, to); });
-      // any[s]: hops on a legal up*/down* path; up-neighbours have lower rank, so a pass in rank
-      // order sees them first.
-      std::vector<int> any(t.nodes.size(), kInf);
-      for (int s : order) {
-        any[s] = down[s];
-        if (any[s] != kInf) continue;
-        for (const SwitchGraph::Edge& e : g.edges[s])
-          if (g.IsSwitch(e.peer) && up(s, e.peer) && any[e.peer] != kInf)
-            any[s] = std::min(any[s], any[e.peer] + 1);
-      }
+      // Up-neighbours have lower rank, so `order` (by rank) lists them first.
+      auto [down, any] = detail::UpDownTo(g, order, tg.sw, up);
       for (int s : order) {
         if (s == tg.sw || any[s] == kInf) continue;
         bool go_down = down[s] != kInf;
@@ -205,6 +186,14 @@ void RegisterRoutingEngines() {
   r.Add("updown",
         "up*/down* from the switches farthest from CAs (fat-tree spines): deadlock-free on one VL",
         [] { return std::make_unique<UpDown>(); });
+  r.Add("ftree",
+        "fat tree, D-mod-K: up*/down* with the up port chosen by the destination's index, so "
+        "each destination has one root",
+        MakeFatTree);
+  r.Add("dor",
+        "dimension-order on tori and meshes (torus port layout); the dateline crossing of each "
+        "ring goes on VL1 by SL, deadlock-free with the SL2VL ibemu-fabricmgr programs",
+        MakeDor);
 }
 
 }  // namespace ibemu::policy

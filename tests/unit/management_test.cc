@@ -361,6 +361,28 @@ TEST_F(Fabric, PortStateMachineAndLidsBySet) {
   EXPECT_EQ(Dev("S1").port_mgmt(0).sm_lid, 3);
 }
 
+TEST_F(Fabric, DisablingAPortTakesBothEndsDownAndBothSwitchesNotice) {
+  Build("builtin");
+  engine::Event e;
+  e.time = part_->now();
+  e.lp = static_cast<engine::LpId>(Node("S1"));
+  e.src = 0xFFFFFFFD;
+  e.kind = fabric::Device::kLinkCommand;
+  e.port = 4;  // to S2
+  e.a = 0;
+  part_->Schedule(e);
+  part_->RunUntil(part_->now() + 10 * link::kPsPerUs);
+  for (const char* n : {"S1", "S2"}) {
+    int p = std::string(n) == "S1" ? 4 : 5;
+    EXPECT_FALSE(Dev(n).link_up(p)) << n;
+    EXPECT_EQ(Dev(n).port_mgmt(p).port_state, port_info::kStateDown) << n;
+    EXPECT_EQ(Dev(n).port_mgmt(p).counters.link_downed, 1u) << n;
+    EXPECT_TRUE(Dev(n).node_mgmt().sw.port_state_change) << n;
+  }
+  EXPECT_EQ(Dev("S1").port_mgmt(4).phys_state, port_info::kPhysDisabled);
+  EXPECT_EQ(Dev("S2").port_mgmt(5).phys_state, port_info::kPhysPolling);
+}
+
 TEST_F(Fabric, LftAndSl2VlSetsTakeEffect) {
   Build("external");
   MadBuffer b = DrSmp(method::kSet, attr::kLinearForwardingTable, 0, {1});
