@@ -46,7 +46,10 @@ class FatTree : public RoutingEngine {
       detail::Target tg = detail::TargetOf(g, lids, lid);
       if (tg.sw < 0) continue;
       r.lft[tg.sw][lid] = static_cast<uint8_t>(tg.ca_port_on_sw);
-      auto [down, any] = detail::UpDownTo(g, order, tg.sw, up);
+      // Named references, not structured bindings: lambdas below capture them (clang 14).
+      detail::UpDownDistances dist = detail::UpDownTo(g, order, tg.sw, up);
+      const std::vector<int>& down = dist.down;
+      const std::vector<int>& any = dist.any;
       for (int s : order) {
         if (s == tg.sw || any[s] == kInf) continue;
         bool go_down = down[s] != kInf;

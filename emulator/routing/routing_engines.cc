@@ -113,7 +113,10 @@ class UpDown : public RoutingEngine {
       if (tg.sw < 0) continue;
       out.Set(tg.sw, lid, tg.ca_port_on_sw);
       // Up-neighbours have lower rank, so `order` (by rank) lists them first.
-      auto [down, any] = detail::UpDownTo(g, order, tg.sw, up);
+      // Named references, not structured bindings: lambdas below capture them (clang 14).
+      detail::UpDownDistances dist = detail::UpDownTo(g, order, tg.sw, up);
+      const std::vector<int>& down = dist.down;
+      const std::vector<int>& any = dist.any;
       for (int s : order) {
         if (s == tg.sw || any[s] == kInf) continue;
         bool go_down = down[s] != kInf;
