@@ -54,11 +54,7 @@ void Device::Handle(const Event& e) {
       int vl = pkt->lrh().vl();
       ++pt.stats.rx_packets;
       pt.stats.rx_bytes += pkt->wire_bytes();
-      mgmt::PortCounters& pc = port_mgmt_[e.port].counters;
-      ++pc.rcv_pkts;
-      ++pc.unicast_rcv_pkts;
-      pc.rcv_data += pkt->wire_bytes();
-      pc.rcv_data_sl[pkt->lrh().sl()] += pkt->wire_bytes();
+      port_mgmt_[e.port].counters.rcv_data_sl[pkt->lrh().sl()] += pkt->wire_bytes();
       if (vl != policy::kVl15) {
         // The transmitter checked credits for (VL, class); the receive side charges the same slot.
         int slot = pt.Slot(vl, pkt->credit_class);
@@ -116,11 +112,7 @@ SimTime Device::Transmit(int p, Packet* pkt, int vl, int cls, SimTime tail_ready
   pt.tx_free_at = end;
   ++pt.stats.tx_packets;
   pt.stats.tx_bytes += bytes;
-  mgmt::PortCounters& pc = port_mgmt_[p].counters;
-  ++pc.xmit_pkts;
-  ++pc.unicast_xmit_pkts;
-  pc.xmit_data += bytes;
-  pc.xmit_data_sl[pkt->lrh().sl()] += bytes;
+  port_mgmt_[p].counters.xmit_data_sl[pkt->lrh().sl()] += bytes;
   if (tap_) tap_->OnTransmit(t, id(), p, *pkt);
   Post(pt.link.peer_lp, t + pt.link.latency + pt.link.peer_rx_delay, engine::kPacketArrive,
        pt.link.peer_port, 0, static_cast<uint64_t>(end + pt.link.latency), pkt);
@@ -197,6 +189,16 @@ void Device::OnFlowControl(const Event& e) {
     ++pt.stats.credit_violations;
   pt.tx[slot].fccl = fccl;
   Arbitrate(e.port);
+}
+
+mgmt::PortCounters Device::CountersNow(int p) const {
+  mgmt::PortCounters c = port_mgmt_[p].counters;
+  const port::PortStats& st = ports_[p].stats;
+  c.xmit_data = st.tx_bytes;
+  c.rcv_data = st.rx_bytes;
+  c.xmit_pkts = c.unicast_xmit_pkts = st.tx_packets;
+  c.rcv_pkts = c.unicast_rcv_pkts = st.rx_packets;
+  return c;
 }
 
 void Device::QueueForAgents(int p, Packet* pkt) {

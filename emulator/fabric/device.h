@@ -77,6 +77,7 @@ class Device : public engine::LogicalProcess, public mgmt::ManagedDevice {
   bool port_cabled(int p) const override { return ports_[p].link.connected; }
   int data_vls() const override { return ports_.size() > 1 ? ports_[1].data_vls : 1; }
   int64_t mgmt_now_ps() const override { return now(); }
+  mgmt::PortCounters CountersNow(int p) const override;
   void RequestPortState(int port, uint8_t port_state, uint8_t phys_state) override;
 
   // The physical link is up (cabled, both ends enabled), and the port may carry data.

@@ -19,6 +19,8 @@ class ManagedDevice {
   virtual bool port_cabled(int p) const = 0;
   virtual int data_vls() const = 0;
   virtual int64_t mgmt_now_ps() const = 0;
+  // Port p's counters as they stand: port_mgmt(p).counters with the data totals filled in.
+  virtual PortCounters CountersNow(int p) const = 0;
 
   // Switch tables (never called on a CA).
   virtual uint8_t LftEntry(uint32_t lid) const { return 0xFF; }

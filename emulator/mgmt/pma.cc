@@ -16,53 +16,10 @@ uint64_t Saturate(uint64_t v, int bits) {
 }
 
 // Counters since the last clear.
-PortCounters Since(const PortMgmt& pm) {
-  const PortCounters &c = pm.counters, &b = pm.baseline;
-  PortCounters r;
-  r.xmit_data = c.xmit_data - b.xmit_data;
-  r.rcv_data = c.rcv_data - b.rcv_data;
-  r.xmit_pkts = c.xmit_pkts - b.xmit_pkts;
-  r.rcv_pkts = c.rcv_pkts - b.rcv_pkts;
-  r.unicast_xmit_pkts = c.unicast_xmit_pkts - b.unicast_xmit_pkts;
-  r.unicast_rcv_pkts = c.unicast_rcv_pkts - b.unicast_rcv_pkts;
-  r.multicast_xmit_pkts = c.multicast_xmit_pkts - b.multicast_xmit_pkts;
-  r.multicast_rcv_pkts = c.multicast_rcv_pkts - b.multicast_rcv_pkts;
-  r.xmit_discards = c.xmit_discards - b.xmit_discards;
-  r.rcv_switch_relay_errors = c.rcv_switch_relay_errors - b.rcv_switch_relay_errors;
-  r.rcv_errors = c.rcv_errors - b.rcv_errors;
-  r.vl15_dropped = c.vl15_dropped - b.vl15_dropped;
-  r.xmit_wait = c.xmit_wait - b.xmit_wait;
-  r.link_downed = c.link_downed - b.link_downed;
-  r.symbol_errors = c.symbol_errors - b.symbol_errors;
-  r.link_error_recovery = c.link_error_recovery - b.link_error_recovery;
-  for (int sl = 0; sl < 16; ++sl) {
-    r.xmit_data_sl[sl] = c.xmit_data_sl[sl] - b.xmit_data_sl[sl];
-    r.rcv_data_sl[sl] = c.rcv_data_sl[sl] - b.rcv_data_sl[sl];
-  }
+PortCounters Since(ManagedDevice& d, int p) {
+  PortCounters r = d.CountersNow(p);
+  ForEachCounter(r, d.port_mgmt(p).baseline, [](uint64_t& x, uint64_t b) { x -= b; });
   return r;
-}
-
-void Add(PortCounters* to, const PortCounters& c) {
-  to->xmit_data += c.xmit_data;
-  to->rcv_data += c.rcv_data;
-  to->xmit_pkts += c.xmit_pkts;
-  to->rcv_pkts += c.rcv_pkts;
-  to->unicast_xmit_pkts += c.unicast_xmit_pkts;
-  to->unicast_rcv_pkts += c.unicast_rcv_pkts;
-  to->multicast_xmit_pkts += c.multicast_xmit_pkts;
-  to->multicast_rcv_pkts += c.multicast_rcv_pkts;
-  to->xmit_discards += c.xmit_discards;
-  to->rcv_switch_relay_errors += c.rcv_switch_relay_errors;
-  to->rcv_errors += c.rcv_errors;
-  to->vl15_dropped += c.vl15_dropped;
-  to->xmit_wait += c.xmit_wait;
-  to->link_downed += c.link_downed;
-  to->symbol_errors += c.symbol_errors;
-  to->link_error_recovery += c.link_error_recovery;
-  for (int sl = 0; sl < 16; ++sl) {
-    to->xmit_data_sl[sl] += c.xmit_data_sl[sl];
-    to->rcv_data_sl[sl] += c.rcv_data_sl[sl];
-  }
 }
 
 // The ports PortSelect names: one port, or all of a switch's (0xFF, AllPortSelect). A CA treats
@@ -80,10 +37,9 @@ bool SelectPorts(ManagedDevice& d, int in, int sel, int* first, int* last) {
   return true;
 }
 
-void Clear(PortMgmt& pm, uint32_t select, uint32_t select2, bool extended, bool per_sl,
-           bool xmit_sl) {
+void Clear(PortMgmt& pm, const PortCounters& c, uint32_t select, uint32_t select2, bool extended,
+           bool per_sl, bool xmit_sl) {
   PortCounters& b = pm.baseline;
-  const PortCounters& c = pm.counters;
   if (per_sl) {
     auto& to = xmit_sl ? b.xmit_data_sl : b.rcv_data_sl;
     const auto& from = xmit_sl ? c.xmit_data_sl : c.rcv_data_sl;
@@ -208,10 +164,12 @@ AgentVerdict HandlePerf(ManagedDevice& d, int in, MadView m) {
                            ? static_cast<uint32_t>(Get(data, port_counters_ext::kCounterSelect2))
                            : static_cast<uint32_t>(Get(data, port_counters::kCounterSelect2));
     for (int p = first; p <= last; ++p)
-      Clear(d.port_mgmt(p), select, select2, extended, per_sl, id == attr::kPortXmitDataSl);
+      Clear(d.port_mgmt(p), d.CountersNow(p), select, select2, extended, per_sl,
+            id == attr::kPortXmitDataSl);
   }
   PortCounters sum;
-  for (int p = first; p <= last; ++p) Add(&sum, Since(d.port_mgmt(p)));
+  for (int p = first; p <= last; ++p)
+    ForEachCounter(sum, Since(d, p), [](uint64_t& x, uint64_t y) { x += y; });
   std::memset(data, 0, kGsDataBytes);
   if (per_sl) {
     Set(data, port_data_sl::kPortSelect, static_cast<uint64_t>(sel));

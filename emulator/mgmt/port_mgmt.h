@@ -14,11 +14,13 @@ namespace ibemu::mgmt {
 
 // Counters as the PMA reports them: octets and packets of data packets (not link packets),
 // errors and discards. The PMA keeps a baseline per counter so that a clear (CounterSelect) does
-// not disturb the emulator's own results.
+// not disturb the emulator's own results. The totals of data octets and packets are the port's
+// statistics (port::PortStats), filled in by ManagedDevice::CountersNow; the device counts the
+// rest here.
 struct PortCounters {
   uint64_t xmit_data = 0, rcv_data = 0;  // octets from LRH through VCRC (PMA divides by 4)
   uint64_t xmit_pkts = 0, rcv_pkts = 0;
-  uint64_t unicast_xmit_pkts = 0, unicast_rcv_pkts = 0;
+  uint64_t unicast_xmit_pkts = 0, unicast_rcv_pkts = 0;  // every packet is unicast for now
   uint64_t multicast_xmit_pkts = 0, multicast_rcv_pkts = 0;
   uint64_t xmit_discards = 0;            // packets dropped at this output (port down, no route)
   uint64_t rcv_switch_relay_errors = 0;  // arrived here, could not be forwarded
@@ -29,6 +31,25 @@ struct PortCounters {
   uint64_t symbol_errors = 0, link_error_recovery = 0;
   std::array<uint64_t, 16> xmit_data_sl{}, rcv_data_sl{};  // octets per SL
 };
+
+// Applies fn(a.x, b.x) to every counter x, for arithmetic that treats them all alike.
+template <typename Fn>
+void ForEachCounter(PortCounters& a, const PortCounters& b, Fn fn) {
+  static constexpr uint64_t PortCounters::*kScalars[] = {
+      &PortCounters::xmit_data,           &PortCounters::rcv_data,
+      &PortCounters::xmit_pkts,           &PortCounters::rcv_pkts,
+      &PortCounters::unicast_xmit_pkts,   &PortCounters::unicast_rcv_pkts,
+      &PortCounters::multicast_xmit_pkts, &PortCounters::multicast_rcv_pkts,
+      &PortCounters::xmit_discards,       &PortCounters::rcv_switch_relay_errors,
+      &PortCounters::rcv_errors,          &PortCounters::vl15_dropped,
+      &PortCounters::xmit_wait,           &PortCounters::link_downed,
+      &PortCounters::symbol_errors,       &PortCounters::link_error_recovery};
+  for (auto m : kScalars) fn(a.*m, b.*m);
+  for (int sl = 0; sl < 16; ++sl) {
+    fn(a.xmit_data_sl[sl], b.xmit_data_sl[sl]);
+    fn(a.rcv_data_sl[sl], b.rcv_data_sl[sl]);
+  }
+}
 
 struct PortMgmt {
   // PortInfo
@@ -77,6 +98,12 @@ struct PortMgmt {
 
   PortCounters counters;
   PortCounters baseline;  // subtracted when reported; set by a PMA clear
+
+  // Whether `dlid` addresses this port: its base LID with the low LMC bits free (IBA 7.11.1).
+  bool OwnsLid(uint16_t dlid) const {
+    uint16_t mask = static_cast<uint16_t>(~((1u << lmc) - 1));
+    return lid != 0 && (dlid & mask) == lid;
+  }
 };
 
 struct SwitchMgmt {
