@@ -98,9 +98,8 @@ void UmadService::Handle(const std::string& routing_id, const std::string& body)
   umad::FromFabric rep;
   rep.set_request(req.request());
   auto describe = [&](int n, umad::CaAttributes* ca) {
-    const Device& d = *f_.devices[n];
-    Device& dm = *f_.devices[n];
-    const mgmt::NodeMgmt& nm = dm.node_mgmt();
+    Device& d = *f_.devices[n];
+    const mgmt::NodeMgmt& nm = d.node_mgmt();
     ca->set_ca_name("ibemu0");
     ca->set_node(s_.topo.nodes[n].name);
     ca->set_node_type(nm.node_type);

@@ -269,12 +269,6 @@ void Hca::SendData(int p, int vl, uint32_t qi) {
   }
 }
 
-bool Hca::IsMyLid(int p, uint16_t dlid) const {
-  const mgmt::PortMgmt& pm = port_mgmt_[p];
-  uint16_t mask = static_cast<uint16_t>(~((1u << pm.lmc) - 1));
-  return pm.lid != 0 && (dlid & mask) == pm.lid;
-}
-
 void Hca::OnPacket(int p, Packet* pkt) {
   wire::Lrh lrh = pkt->lrh();
   if (pkt->mad && (lrh.vl() == policy::kVl15 || pkt->bth().dest_qp() <= 1)) {
@@ -283,7 +277,8 @@ void Hca::OnPacket(int p, Packet* pkt) {
     QueueForAgents(p, pkt);
     return;
   }
-  if (lrh.vl() == policy::kVl15 || !IsMyLid(p, lrh.dlid()) || port_mgmt_[p].port_state < 3) {
+  if (lrh.vl() == policy::kVl15 || !port_mgmt_[p].OwnsLid(lrh.dlid()) ||
+      port_mgmt_[p].port_state < 3) {
     // Misrouted packets, and data on a port that may not receive it yet, are counted and dropped.
     ++ports_[p].stats.dropped_no_route;
     Release(p, lrh.vl(), pkt->credit_class, pkt->blocks());
@@ -404,7 +399,7 @@ void Hca::RunSma(int p, Packet* pkt, const mgmt::MadAddress& from) {
   r.dlid = from.slid;
   r.vl = policy::kVl15;
   mgmt::BuildMadPacket(pkt, r);
-  if (IsMyLid(p, r.dlid)) {  // the SM queried its own port by LID
+  if (port_mgmt_[p].OwnsLid(r.dlid)) {  // the SM queried its own port by LID
     DeliverToClient(p, pkt);
     return;
   }
@@ -422,7 +417,7 @@ void Hca::RunGsAgents(int p, Packet* pkt, const mgmt::MadAddress& from) {
   }
   mgmt::MadAddress r = mgmt::GsResponseAddress(from, lid(p));
   mgmt::BuildMadPacket(pkt, r);
-  if (IsMyLid(p, r.dlid)) {
+  if (port_mgmt_[p].OwnsLid(r.dlid)) {
     DeliverToClient(p, pkt);
     return;
   }
@@ -452,7 +447,7 @@ void Hca::OnManagementPacket(int p, Packet* pkt) {
     return RunSma(p, pkt, a);
   }
   if (m.mgmt_class() == mad::mgmt_class::kSubnLid &&
-      (IsMyLid(p, a.dlid) || a.dlid == mad::kPermissiveLid))
+      (port_mgmt_[p].OwnsLid(a.dlid) || a.dlid == mad::kPermissiveLid))
     return RunSma(p, pkt, a);
   ++port_mgmt_[p].counters.vl15_dropped;
   FreePacket(pkt);
@@ -479,7 +474,7 @@ void Hca::OnClientMad(int p, Packet* pkt) {
   mgmt::BuildMadPacket(pkt, a);
   // A directed route that starts at another node: the LID-routed part first (its LRH goes to
   // that node's LID, and it starts the directed part).
-  if (m.is_dr() && m.dr_slid() != mad::kPermissiveLid && !IsMyLid(p, a.dlid))
+  if (m.is_dr() && m.dr_slid() != mad::kPermissiveLid && !port_mgmt_[p].OwnsLid(a.dlid))
     return SendVl15(p, pkt);
   if (m.is_dr()) {
     mgmt::SmiDecision d = mgmt::SmiSend(m, false, p, num_ports());
@@ -494,7 +489,7 @@ void Hca::OnClientMad(int p, Packet* pkt) {
     FreePacket(pkt);
     return;
   }
-  if (IsMyLid(p, a.dlid) || (smp && a.dlid == mad::kPermissiveLid)) {
+  if (port_mgmt_[p].OwnsLid(a.dlid) || (smp && a.dlid == mad::kPermissiveLid)) {
     // Addressed to this port: its own agents answer without touching the link.
     a.slid = lid(p);
     if (smp)

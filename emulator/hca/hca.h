@@ -97,7 +97,6 @@ class Hca : public fabric::Device {
   bool QpReady(const QueuePair& qp, int p, int vl) const;
   void SendData(int p, int vl, uint32_t qp_index);
   void Deliver(int p, Packet* pkt);
-  bool IsMyLid(int p, uint16_t dlid) const;
   void OnManagementPacket(int p, Packet* pkt) override;
   void OnClientMad(int p, Packet* pkt) override;
   void OnLinkChanged(int p, bool up) override;

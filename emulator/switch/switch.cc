@@ -68,12 +68,6 @@ void Switch::Drop(int in, Packet* pkt) {
   FreePacket(pkt);
 }
 
-bool Switch::IsMyLid(uint16_t dlid) const {
-  const mgmt::PortMgmt& pm = port_mgmt_[0];
-  uint16_t mask = static_cast<uint16_t>(~((1u << pm.lmc) - 1));
-  return pm.lid != 0 && (dlid & mask) == pm.lid;
-}
-
 void Switch::OnPacket(int in, Packet* pkt) {
   wire::Lrh lrh = pkt->lrh();
   uint16_t dlid = lrh.dlid();
@@ -81,7 +75,7 @@ void Switch::OnPacket(int in, Packet* pkt) {
     // Directed-route SMPs and SMPs for this switch go to its SMI; other LID-routed SMPs follow
     // the LFT on VL15 (IBA 14.2.2).
     bool dr = pkt->mad && (*pkt->mad)[1] == mad::mgmt_class::kSubnDirected;
-    if ((dr && dlid == mad::kPermissiveLid) || IsMyLid(dlid)) {
+    if ((dr && dlid == mad::kPermissiveLid) || port_mgmt_[0].OwnsLid(dlid)) {
       QueueForAgents(in, pkt);
       return;
     }
@@ -93,7 +87,7 @@ void Switch::OnPacket(int in, Packet* pkt) {
     ForwardVl15(out, pkt);
     return;
   }
-  if (IsMyLid(dlid) && pkt->mad) {
+  if (port_mgmt_[0].OwnsLid(dlid) && pkt->mad) {
     // A GS MAD (PerfMgt, CC) for the switch: the management port takes it off the buffer.
     Release(in, lrh.vl(), pkt->credit_class, pkt->blocks());
     QueueForAgents(in, pkt);
@@ -119,11 +113,6 @@ void Switch::OnPacket(int in, Packet* pkt) {
     Drop(in, pkt);
     return;
   }
-  pkt->out_port = static_cast<uint16_t>(out);
-  pkt->out_vl = static_cast<uint8_t>(out_vl);
-  int dest = ctx_->DestIndex(dlid);
-  int qi = ctx_->queuing->Queue(*pkt, out, dest < 0 ? 0 : dest);
-  pkt->queue = static_cast<uint16_t>(qi);
   // The header must be in before the LFT lookup, and the lookup and crossbar setup take the
   // switch latency. Cut-through into a faster output waits until the rest of the packet will
   // arrive before the output needs it, so the output never runs dry mid-packet.
@@ -131,7 +120,16 @@ void Switch::OnPacket(int in, Packet* pkt) {
       pkt->head_arrival + ports_[in].link.rate.SerializationTime(pkt->hdr_len) + cfg_.latency;
   SimTime no_underrun =
       pkt->tail_arrival - ports_[out].link.rate.SerializationTime(pkt->wire_bytes());
-  pkt->ready_at = std::max(routed, no_underrun);
+  Enqueue(in, in_vl, out, out_vl, std::max(routed, no_underrun), pkt);
+}
+
+void Switch::Enqueue(int in, int in_vl, int out, int out_vl, SimTime ready_at, Packet* pkt) {
+  pkt->out_port = static_cast<uint16_t>(out);
+  pkt->out_vl = static_cast<uint8_t>(out_vl);
+  pkt->ready_at = ready_at;
+  int dest = ctx_->DestIndex(pkt->lrh().dlid());
+  int qi = ctx_->queuing->Queue(*pkt, out, dest < 0 ? 0 : dest);
+  pkt->queue = static_cast<uint16_t>(qi);
   Queue& q = inputs_[in].vl[in_vl][qi];
   bool was_empty = q.q.empty();
   q.q.Push(pkt);
@@ -344,12 +342,7 @@ void Switch::OnManagementPacket(int in, Packet* pkt) {
     if (m.mgmt_class() != mad::mgmt_class::kSubnLid ||
         mgmt::HandleSmp(*this, in, m) != mgmt::AgentVerdict::kRespond)
       return DropVl15(in, pkt);
-    mgmt::MadAddress r;
-    r.slid = lid();
-    r.dlid = a.slid;
-    r.vl = policy::kVl15;
-    mgmt::BuildMadPacket(pkt, r);
-    return ForwardVl15(LftEntry(r.dlid), pkt);
+    return SendSmpByLid(a.slid, pkt);
   }
   // A GS MAD for the switch: only the PMA lives here for now (the CC agent comes with
   // congestion control), so other classes are dropped.
@@ -375,12 +368,7 @@ void Switch::OnDirectedRoute(int in, Packet* pkt, mad::MadView m) {
   // or, pure DR, it was for an SM here (there is none).
   auto returned = [&] {
     if (!lid_part) return DropVl15(in, pkt);
-    mgmt::MadAddress r;
-    r.slid = lid();
-    r.dlid = m.dr_slid();
-    r.vl = policy::kVl15;
-    mgmt::BuildMadPacket(pkt, r);
-    ForwardVl15(LftEntry(r.dlid), pkt);
+    SendSmpByLid(m.dr_slid(), pkt);
   };
   mgmt::SmiDecision d;
   if (lid_part && !m.dr_direction() && m.hop_ptr() == 0) {
@@ -429,15 +417,7 @@ void Switch::SendFromPort0(Packet* pkt) {
   port::Port& p0 = ports_[0];
   p0.rx[p0.Slot(vl, pkt->credit_class)].used += pkt->blocks();
   p0.vl_used[vl] += pkt->blocks();
-  pkt->out_port = static_cast<uint16_t>(out);
-  pkt->out_vl = static_cast<uint8_t>(vl);
-  int qi = ctx_->queuing->Queue(*pkt, out, dest < 0 ? 0 : dest);
-  pkt->queue = static_cast<uint16_t>(qi);
-  pkt->ready_at = now();
-  Queue& q = inputs_[0].vl[vl][qi];
-  bool was_empty = q.q.empty();
-  q.q.Push(pkt);
-  if (was_empty) HeadChanged(&q);
+  Enqueue(0, vl, out, vl, now(), pkt);
 }
 
 void Switch::OnLinkChanged(int p, bool up) {
@@ -505,14 +485,18 @@ void Switch::SendTrap128() {
   Set(d, notice::kTrapNumber, notice::kTrapLinkStateChange);
   Set(d, notice::kIssuerLid, p0.lid);
   Set(d, notice::kDataLid, p0.lid);
-  mgmt::MadAddress r;
-  r.slid = p0.lid;
-  r.dlid = p0.sm_lid;
-  r.vl = policy::kVl15;
-  mgmt::BuildMadPacket(pkt, r);
   pkt->id = NextPacketId();
   pkt->created = pkt->injected = now();
-  ForwardVl15(out, pkt);
+  SendSmpByLid(p0.sm_lid, pkt);
+}
+
+void Switch::SendSmpByLid(uint16_t dlid, Packet* pkt) {
+  mgmt::MadAddress r;
+  r.slid = lid();
+  r.dlid = dlid;
+  r.vl = policy::kVl15;
+  mgmt::BuildMadPacket(pkt, r);
+  ForwardVl15(LftEntry(dlid), pkt);
 }
 
 }  // namespace ibemu::sw

@@ -113,8 +113,11 @@ class Switch : public fabric::Device {
   // LID-routed part that leads to the requester.
   void OnDirectedRoute(int in, Packet* pkt, mad::MadView m);
   void OnLinkChanged(int p, bool up) override;
-  bool IsMyLid(uint16_t dlid) const;
   void ForwardVl15(int out, Packet* pkt);
+  // Sends an SMP from this switch's LID to `dlid`, routed by the LFT on VL15.
+  void SendSmpByLid(uint16_t dlid, Packet* pkt);
+  // Queues a routed packet at input `in` for output `out`, eligible from `ready_at`.
+  void Enqueue(int in, int in_vl, int out, int out_vl, SimTime ready_at, Packet* pkt);
   void DropVl15(int in, Packet* pkt);
   // Sends a GS MAD from the management port (port 0) through the crossbar like any data packet.
   void SendFromPort0(Packet* pkt);
