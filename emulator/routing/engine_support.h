@@ -26,6 +26,10 @@ Target TargetOf(const SwitchGraph& g, const LidMap& lids, uint16_t lid);
 std::vector<int> SwitchDistances(const SwitchGraph& g, int target,
                                  const std::function<bool(int from, int to)>& edge_ok);
 
+// The switches by up*/down* rank (roots first), ties by GUID: an order in which every switch's
+// up-neighbours come before it.
+std::vector<int> SwitchesByRank(const topology::Topology& t, const std::vector<int>& rank);
+
 // up*/down* distances to `target`: down[s] moving only down, any[s] on any legal path (up, then
 // down). `order` lists the switches with up-neighbours before the switches below them.
 struct UpDownDistances {

@@ -22,13 +22,10 @@ class FatTree : public RoutingEngine {
     SwitchGraph g(t);
     std::vector<int> rank = UpDownRanks(t);
     auto up = [&](int from, int to) { return UpDownIsUp(t, rank, from, to); };
-    std::vector<int> order = t.Switches();
+    std::vector<int> order = detail::SwitchesByRank(t, rank);
     int leaf_rank = 0;
     for (int s : order)
       if (rank[s] != kInf) leaf_rank = std::max(leaf_rank, rank[s]);
-    std::sort(order.begin(), order.end(), [&](int a, int b) {
-      return rank[a] != rank[b] ? rank[a] < rank[b] : t.nodes[a].guid < t.nodes[b].guid;
-    });
     RoutingResult r;
     for (int s : order) r.lft[s].assign(lids.owner.size(), kNoPort);
 

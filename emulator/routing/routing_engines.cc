@@ -47,6 +47,14 @@ std::vector<int> SwitchDistances(const SwitchGraph& g, int target,
   return d;
 }
 
+std::vector<int> SwitchesByRank(const topology::Topology& t, const std::vector<int>& rank) {
+  std::vector<int> order = t.Switches();
+  std::sort(order.begin(), order.end(), [&](int a, int b) {
+    return rank[a] != rank[b] ? rank[a] < rank[b] : t.nodes[a].guid < t.nodes[b].guid;
+  });
+  return order;
+}
+
 UpDownDistances UpDownTo(const SwitchGraph& g, const std::vector<int>& order, int target,
                          const std::function<bool(int from, int to)>& up) {
   UpDownDistances r;
@@ -104,10 +112,7 @@ class UpDown : public RoutingEngine {
     std::vector<int> rank = UpDownRanks(t);
     auto up = [&](int from, int to) { return UpDownIsUp(t, rank, from, to); };
     BalancedLft out(g, lids);
-    std::vector<int> order = t.Switches();
-    std::sort(order.begin(), order.end(), [&](int a, int b) {
-      return rank[a] != rank[b] ? rank[a] < rank[b] : t.nodes[a].guid < t.nodes[b].guid;
-    });
+    std::vector<int> order = detail::SwitchesByRank(t, rank);
     for (uint16_t lid = 1; lid <= lids.max_lid(); ++lid) {
       Target tg = TargetOf(g, lids, lid);
       if (tg.sw < 0) continue;
