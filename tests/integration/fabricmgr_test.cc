@@ -62,14 +62,6 @@ std::map<std::string, int64_t> CaLids(const UpFabric& f, int hosts) {
 }
 
 // The output port of `lid` in an ibroute dump, or -1.
-int RoutePort(const std::string& ibroute, int64_t lid) {
-  char entry[16];
-  std::snprintf(entry, sizeof entry, "0x%04llx ", static_cast<long long>(lid));
-  auto at = ibroute.find(entry);
-  if (at == std::string::npos) return -1;
-  return std::atoi(ibroute.c_str() + at + std::strlen(entry));
-}
-
 TEST_F(FabricMgr, ConfiguresTheTestBedAsTheDebianToolsSeeIt) {
   UpFabric f(Src("configs/topologies/testbed.topo"), {"--sm", "external"});
   const std::string state = f.dir() + "/state";
@@ -214,30 +206,21 @@ TEST_F(FabricMgr, ReroutesAroundALinkTakenDownAndActivatesItAgain) {
   ASSERT_TRUE(before == 3 || before == 4) << "H1's leaf sends H3's LID up port " << before;
   int other = 7 - before;
 
-  CliResult down = Shell("IBEMU_RUN_DIR=" + f.dir() + " " + IBEMU_BINARY + " link --name " +
-                         f.name() + " L1-S0:" + std::to_string(before) + " down");
+  CliResult down = f.Link("L1-S0:" + std::to_string(before), "down");
   ASSERT_EQ(down.status, 0) << down.out;
   EXPECT_TRUE(WaitForLine(log_, "topology changed", 10)) << Log();
   int after = -1;
-  for (int i = 0; i < 50 && after != other; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    after = route_port();
-  }
+  PollFor([&] { return (after = route_port()) == other; });
   EXPECT_EQ(after, other) << "H3's LID was not rerouted\n" << Log();
   int64_t alive1 = xmit(other);
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   EXPECT_GT(xmit(other) - alive1, 180000) << "the flow did not resume on port " << other;
 
-  CliResult up = Shell("IBEMU_RUN_DIR=" + f.dir() + " " + IBEMU_BINARY + " link --name " +
-                       f.name() + " L1-S0:" + std::to_string(before) + " up");
+  CliResult up = f.Link("L1-S0:" + std::to_string(before), "up");
   ASSERT_EQ(up.status, 0) << up.out;
-  bool active = false;
-  for (int i = 0; i < 50 && !active; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    active = f.Exec("H1:1", "smpquery -D portinfo 0,1 " + std::to_string(before))
-                 .out.find("LinkState:.......................Active") != std::string::npos;
-  }
-  EXPECT_TRUE(active) << "the link was not activated again\n" << Log();
+  EXPECT_TRUE(PollFor([&] { return PortActive(f, "H1:1", "0,1 " + std::to_string(before)); }))
+      << "the link was not activated again\n"
+      << Log();
   StopSm();
   f.Down();
   nlohmann::json j;

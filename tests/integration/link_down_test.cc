@@ -31,13 +31,7 @@ TEST(LinkDown, SmReroutesAndTrafficResumesOnTheOtherPath) {
   int64_t h3 = DumpField(f.Exec("H3:1", "smpquery -D portinfo 0").out, "Lid");
   std::string leaf =
       std::to_string(DumpField(f.Exec("H1:1", "smpquery -D portinfo 0,1 0").out, "Lid"));  // L1-S0
-  char entry[16];
-  std::snprintf(entry, sizeof entry, "0x%04llx 00", static_cast<long long>(h3));
-  auto route_port = [&]() {
-    std::string r = f.Exec("H1:1", "ibroute -D 0,1").out;
-    auto at = r.find(entry);
-    return at == std::string::npos ? -1 : r[at + std::strlen(entry)] - '0';
-  };
+  auto route_port = [&] { return RoutePort(f.Exec("H1:1", "ibroute -D 0,1").out, h3); };
   auto xmit = [&](int port) {
     return DumpField(f.Exec("H1:1", "perfquery -x " + leaf + " " + std::to_string(port)).out,
                      "PortXmitData");
@@ -47,15 +41,11 @@ TEST(LinkDown, SmReroutesAndTrafficResumesOnTheOtherPath) {
   int other = 7 - before;
   int links_before = CountPortLines(f.Exec("H2:1", "ibnetdiscover").out);
 
-  CliResult down = Shell("IBEMU_RUN_DIR=" + f.dir() + " " + IBEMU_BINARY + " link --name " +
-                         f.name() + " L1-S0:" + std::to_string(before) + " down");
+  CliResult down = f.Link("L1-S0:" + std::to_string(before), "down");
   ASSERT_EQ(down.status, 0) << down.out;
   EXPECT_TRUE(WaitForLine(f.dir() + "/opensm.log", "num:128", 10)) << "no trap 128 at the SM";
   int after = -1;
-  for (int i = 0; i < 50 && after != other; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    after = route_port();
-  }
+  PollFor([&] { return (after = route_port()) == other; });
   EXPECT_EQ(after, other) << "OpenSM did not reroute H3's LID";
   int64_t dead1 = xmit(before), alive1 = xmit(other);
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
@@ -66,16 +56,10 @@ TEST(LinkDown, SmReroutesAndTrafficResumesOnTheOtherPath) {
   // The cable is gone from a discovery (both of its ends' port lines).
   EXPECT_EQ(CountPortLines(f.Exec("H2:1", "ibnetdiscover").out), links_before - 2);
 
-  CliResult up = Shell("IBEMU_RUN_DIR=" + f.dir() + " " + IBEMU_BINARY + " link --name " +
-                       f.name() + " L1-S0:" + std::to_string(before) + " up");
+  CliResult up = f.Link("L1-S0:" + std::to_string(before), "up");
   ASSERT_EQ(up.status, 0) << up.out;
-  bool active = false;
-  for (int i = 0; i < 50 && !active; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    active = f.Exec("H1:1", "smpquery -D portinfo 0,1 " + std::to_string(before))
-                 .out.find("LinkState:.......................Active") != std::string::npos;
-  }
-  EXPECT_TRUE(active) << "OpenSM did not activate the link again";
+  EXPECT_TRUE(PollFor([&] { return PortActive(f, "H1:1", "0,1 " + std::to_string(before)); }))
+      << "OpenSM did not activate the link again";
   EXPECT_EQ(CountPortLines(f.Exec("H2:1", "ibnetdiscover").out), links_before);
   StopProcess(sm);
   f.Down();

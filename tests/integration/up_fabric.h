@@ -6,6 +6,9 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -52,6 +55,11 @@ class UpFabric {
   CliResult Exec(const std::string& port, const std::string& cmd) const {
     return Shell("IBEMU_RUN_DIR=" + dir_ + " timeout 60 " + IBEMU_BINARY + " exec --name " + name_ +
                  " --port " + port + " -- " + cmd);
+  }
+  // `ibemu link <node:port> down|up` on this fabric.
+  CliResult Link(const std::string& port, const std::string& state) const {
+    return Shell("IBEMU_RUN_DIR=" + dir_ + " " + IBEMU_BINARY + " link --name " + name_ + " " +
+                 port + " " + state);
   }
   pid_t SpawnExec(const std::string& port, const std::string& cmd, const std::string& log) const {
     pid_t pid = fork();
@@ -117,6 +125,31 @@ inline void StopProcess(pid_t pid) {
   kill(pid, SIGTERM);
   int st = 0;
   waitpid(pid, &st, 0);
+}
+
+// The output port ibroute lists for `lid`, or -1.
+inline int RoutePort(const std::string& ibroute, int64_t lid) {
+  char entry[16];
+  std::snprintf(entry, sizeof entry, "0x%04llx ", static_cast<long long>(lid));
+  auto at = ibroute.find(entry);
+  if (at == std::string::npos) return -1;
+  return std::atoi(ibroute.c_str() + at + std::strlen(entry));
+}
+
+// Asks `done` every 100 ms for up to 5 s; whether it said yes.
+template <typename Done>
+bool PollFor(Done done) {
+  for (int i = 0; i < 50; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    if (done()) return true;
+  }
+  return false;
+}
+
+// Whether the port at the end of a directed route (from `via`) is Active.
+inline bool PortActive(const UpFabric& f, const std::string& via, const std::string& dr_port) {
+  return f.Exec(via, "smpquery -D portinfo " + dr_port)
+             .out.find("LinkState:.......................Active") != std::string::npos;
 }
 
 // The number after "Name:....." in a tool's dump, or -1.

@@ -19,6 +19,7 @@
 #include "emulator/routing/lid_map.h"
 #include "emulator/routing/routing_engine.h"
 #include "emulator/topology/generators.h"
+#include "tests/unit/routing_paths.h"
 
 namespace ibemu::routing {
 namespace {
@@ -26,6 +27,10 @@ namespace {
 using link::LinkRate;
 using link::Speed;
 using link::Width;
+using paths::CaPort;
+using paths::CaPorts;
+using paths::Hop;
+using paths::WalkAllPairs;
 using topology::NodeType;
 using topology::PortRef;
 using topology::Topology;
@@ -39,70 +44,6 @@ RoutingResult Route(const std::string& engine, const Topology& t, const LidMap& 
 
 bool IsSwitch(const Topology& t, int n) {
   return t.nodes[n].type == NodeType::kSwitch;
-}
-
-// One hop of a packet: the switch and the port it leaves by.
-struct Hop {
-  int sw, out;
-};
-
-// The hops from CA port `src` to `dlid` through the LFTs; empty with `why` when it is dropped.
-std::vector<Hop> Walk(const Topology& t, const LidMap& lids, const RoutingResult& r, PortRef src,
-                      uint16_t dlid, std::string* why) {
-  std::vector<Hop> hops;
-  PortRef at = t.Peer(src);
-  while (true) {
-    if (!at.valid()) {
-      *why = "unconnected port";
-      return {};
-    }
-    if (!IsSwitch(t, at.node)) {
-      const LidMap::Owner& o = lids.owner[dlid];
-      if (at.node == o.node && at.port == o.port) return hops;
-      *why = "delivered to " + t.nodes[at.node].name;
-      return {};
-    }
-    if (hops.size() > t.nodes.size()) {
-      *why = "loop";
-      return {};
-    }
-    auto it = r.lft.find(at.node);
-    uint8_t port = it == r.lft.end() || dlid >= it->second.size() ? kNoPort : it->second[dlid];
-    if (port == kNoPort || port == 0 || port > t.nodes[at.node].num_ports) {
-      *why = t.nodes[at.node].name + " has no port for LID " + std::to_string(dlid);
-      return {};
-    }
-    hops.push_back({at.node, port});
-    at = t.Peer({at.node, port});
-  }
-}
-
-struct CaPort {
-  PortRef ref;
-  uint16_t lid;
-};
-
-std::vector<CaPort> CaPorts(const Topology& t, const LidMap& lids) {
-  std::vector<CaPort> v;
-  for (int c : t.Cas())
-    for (int p = 1; p <= t.nodes[c].num_ports; ++p)
-      if (lids.lid[c][p] != 0) v.push_back({{c, p}, lids.lid[c][p]});
-  return v;
-}
-
-template <typename Check>
-void WalkAllPairs(const Topology& t, const LidMap& lids, const RoutingResult& r, Check check) {
-  std::vector<CaPort> cas = CaPorts(t, lids);
-  ASSERT_GE(cas.size(), 2u);
-  for (const CaPort& s : cas)
-    for (const CaPort& d : cas) {
-      if (s.lid == d.lid) continue;
-      std::string why;
-      std::vector<Hop> path = Walk(t, lids, r, s.ref, d.lid, &why);
-      ASSERT_FALSE(path.empty()) << t.name << ": " << t.nodes[s.ref.node].name << " -> LID "
-                                 << d.lid << ": " << why;
-      check(s, d, path);
-    }
 }
 
 // Whether the channel dependency graph (Dally and Seitz) of every CA-to-CA path has a cycle. A

@@ -15,6 +15,7 @@
 #include "emulator/routing/lid_map.h"
 #include "emulator/routing/routing_engine.h"
 #include "emulator/topology/generators.h"
+#include "tests/unit/routing_paths.h"
 
 namespace ibemu::routing {
 namespace {
@@ -22,6 +23,10 @@ namespace {
 using link::LinkRate;
 using link::Speed;
 using link::Width;
+using paths::CaPort;
+using paths::CaPorts;
+using paths::Hop;
+using paths::WalkAllPairs;
 using topology::NodeType;
 using topology::PortRef;
 using topology::Topology;
@@ -54,72 +59,6 @@ std::vector<int> SwitchBfs(const Topology& t, int from) {
     }
   }
   return d;
-}
-
-// The path a packet from CA port `src` to `dlid` takes through the LFTs: the switches visited,
-// or an empty vector with `why` set when it is dropped or loops.
-std::vector<int> Walk(const Topology& t, const LidMap& lids, const RoutingResult& r, PortRef src,
-                      uint16_t dlid, std::string* why) {
-  std::vector<int> switches;
-  PortRef at = t.Peer(src);
-  const size_t limit = t.nodes.size() + 1;
-  while (true) {
-    if (!at.valid()) {
-      *why = "unconnected port";
-      return {};
-    }
-    if (!IsSwitch(t, at.node)) {
-      const LidMap::Owner& o = lids.owner[dlid];
-      if (at.node == o.node && at.port == o.port) return switches;
-      *why = "delivered to the wrong CA " + t.nodes[at.node].name;
-      return {};
-    }
-    switches.push_back(at.node);
-    if (switches.size() > limit) {
-      *why = "loop";
-      return {};
-    }
-    auto it = r.lft.find(at.node);
-    if (it == r.lft.end() || dlid >= it->second.size()) {
-      *why = "no LFT at " + t.nodes[at.node].name;
-      return {};
-    }
-    uint8_t port = it->second[dlid];
-    if (port == kNoPort || port == 0 || port > t.nodes[at.node].num_ports) {
-      *why = "LFT of " + t.nodes[at.node].name + " has no port for LID " + std::to_string(dlid);
-      return {};
-    }
-    at = t.Peer({at.node, port});
-  }
-}
-
-struct CaPort {
-  PortRef ref;
-  uint16_t lid;
-};
-
-std::vector<CaPort> CaPorts(const Topology& t, const LidMap& lids) {
-  std::vector<CaPort> v;
-  for (int c : t.Cas())
-    for (int p = 1; p <= t.nodes[c].num_ports; ++p)
-      if (lids.lid[c][p] != 0) v.push_back({{c, p}, lids.lid[c][p]});
-  return v;
-}
-
-// Walks every CA-to-CA pair and calls `check(src, dst, switches)` on each delivered path.
-template <typename Check>
-void WalkAllPairs(const Topology& t, const LidMap& lids, const RoutingResult& r, Check check) {
-  std::vector<CaPort> cas = CaPorts(t, lids);
-  ASSERT_GE(cas.size(), 2u);
-  for (const CaPort& s : cas)
-    for (const CaPort& d : cas) {
-      if (s.lid == d.lid) continue;
-      std::string why;
-      std::vector<int> path = Walk(t, lids, r, s.ref, d.lid, &why);
-      ASSERT_FALSE(path.empty()) << t.name << ": " << t.nodes[s.ref.node].name << " -> LID "
-                                 << d.lid << ": " << why;
-      check(s, d, path);
-    }
 }
 
 // The ranking and direction the engine uses (routing::UpDownRanks, UpDownIsUp).
@@ -223,7 +162,8 @@ TEST(MinHopRouting, DeliversEveryCaPairOnAShortestPath) {
     RoutingResult r = Route("minhop", t, lids);
     std::map<int, std::vector<int>> dist;  // per source switch
     int64_t paths = 0;
-    WalkAllPairs(t, lids, r, [&](const CaPort& s, const CaPort& d, const std::vector<int>& p) {
+    WalkAllPairs(t, lids, r, [&](const CaPort& s, const CaPort& d, const std::vector<Hop>& hops) {
+      std::vector<int> p = paths::SwitchesOf(hops);
       int from = p.front(), to = p.back();
       if (!dist.count(from)) dist[from] = SwitchBfs(t, from);
       ASSERT_EQ(static_cast<int>(p.size()) - 1, dist[from][to])
@@ -266,7 +206,8 @@ TEST(UpDownRouting, DeliversEveryCaPairWithoutADownToUpTurn) {
     LidMap lids = LidMap::Assign(t);
     RoutingResult r = Route("updown", t, lids);
     std::vector<int> rank = routing::UpDownRanks(t);
-    WalkAllPairs(t, lids, r, [&](const CaPort& s, const CaPort& d, const std::vector<int>& p) {
+    WalkAllPairs(t, lids, r, [&](const CaPort& s, const CaPort& d, const std::vector<Hop>& hops) {
+      std::vector<int> p = paths::SwitchesOf(hops);
       bool gone_down = false;
       for (size_t i = 1; i < p.size(); ++i) {
         bool up = Up(t, rank, p[i - 1], p[i]);
@@ -288,7 +229,8 @@ TEST(UpDownRouting, FatTreePathsAreAlsoShortest) {
     LidMap lids = LidMap::Assign(t);
     RoutingResult r = Route("updown", t, lids);
     std::map<int, std::vector<int>> dist;
-    WalkAllPairs(t, lids, r, [&](const CaPort&, const CaPort&, const std::vector<int>& p) {
+    WalkAllPairs(t, lids, r, [&](const CaPort&, const CaPort&, const std::vector<Hop>& hops) {
+      std::vector<int> p = paths::SwitchesOf(hops);
       int from = p.front(), to = p.back();
       if (!dist.count(from)) dist[from] = SwitchBfs(t, from);
       ASSERT_EQ(static_cast<int>(p.size()) - 1, dist[from][to]);
