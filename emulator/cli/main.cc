@@ -259,8 +259,9 @@ int main(int argc, char** argv) {
     }
     if (*topo) {
       bool yaml = tfile.ends_with(".yaml") || tfile.ends_with(".yml");
-      auto t = yaml ? scenario::LoadScenario(tfile).topo
-                    : topology::ParseIbnetdiscoverFile(tfile, {link::Width::k4x, link::Speed::kQDR});
+      auto t = yaml
+                   ? scenario::LoadScenario(tfile).topo
+                   : topology::ParseIbnetdiscoverFile(tfile, {link::Width::k4x, link::Speed::kQDR});
       topology::WriteIbnetdiscover(t, std::cout);
       return 0;
     }
