@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <zmq.hpp>
 
+#include "common/transport/run_dir.h"
 #include "fabricmgr/discovery.h"
 
 namespace ibemu::fabricmgr {
@@ -275,6 +276,10 @@ int RunDaemon(const RunOptions& o) {
   }
   int sweep = o.sweep_seconds >= 0 ? o.sweep_seconds
                                    : (policy.sweep_seconds >= 0 ? policy.sweep_seconds : 10);
+  if (std::string e = transport::PrepareRunDir(transport::ResolveRunDir()); !e.empty()) {
+    std::fprintf(stderr, "ibemu-fabricmgr: error: %s\n", e.c_str());
+    return 2;
+  }
   zmq::context_t ctx;
   std::string endpoint = ControlEndpoint(o.name);
   if (std::filesystem::exists(endpoint.substr(6)) && Ask(ctx, endpoint, {{"show", "sm"}}, 300)) {

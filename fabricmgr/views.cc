@@ -5,6 +5,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "common/transport/run_dir.h"
+
 namespace ibemu::fabricmgr {
 namespace {
 
@@ -30,9 +32,7 @@ std::string Pad(std::string s, size_t w, bool right = false) {
 }  // namespace
 
 std::string ControlEndpoint(const std::string& name) {
-  const char* dir = std::getenv("IBEMU_RUN_DIR");
-  std::string d = dir && *dir ? dir : "/tmp";
-  return "ipc://" + d + "/ibemu-fabricmgr-" + name + ".sock";
+  return "ipc://" + transport::ResolveRunDir().path + "/fabricmgr-" + name + ".sock";
 }
 
 json SmJson(const SmStatus& sm) {

@@ -25,7 +25,8 @@ struct SmStatus {
   std::string lid_file;
 };
 
-// ipc://$IBEMU_RUN_DIR/ibemu-fabricmgr-<name>.sock (IBEMU_RUN_DIR defaults to /tmp).
+// ipc://<run dir>/fabricmgr-<name>.sock, in the private run directory of `ibemu up`
+// (common/transport/run_dir.h).
 std::string ControlEndpoint(const std::string& name);
 
 nlohmann::json SmJson(const SmStatus& sm);

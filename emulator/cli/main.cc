@@ -222,11 +222,18 @@ int main(int argc, char** argv) {
   double down_timeout = 30;
   CLI::App* down = app.add_subcommand("down", "bring down a fabric started with `ibemu up`");
   down->add_option("--name", down_name, "which fabric (default: default)");
-  down->add_option("--timeout", down_timeout, "seconds to wait for it (default 30)");
+  down->add_option("--timeout", down_timeout,
+                   "seconds to wait for it to answer and then to end (default 30)")
+      ->check(CLI::Range(0.1, 86400.0));
   std::string status_name = "default";
+  double status_wait = 0;
   CLI::App* status =
       app.add_subcommand("status", "virtual time, pace and events of a fabric that is up");
   status->add_option("--name", status_name, "which fabric (default: default)");
+  status
+      ->add_option("--wait", status_wait,
+                   "wait up to this many seconds for a fabric that is starting to answer")
+      ->check(CLI::Range(0.0, 86400.0));
 
   CLI11_PARSE(app, argc, argv);
   try {
@@ -244,7 +251,7 @@ int main(int argc, char** argv) {
       return fabric::Link(link_name, node, port, link_state == "up");
     }
     if (*down) return fabric::Down(down_name, down_timeout);
-    if (*status) return fabric::Status(status_name);
+    if (*status) return fabric::Status(status_name, status_wait);
     po.spawn = spawn == "local";
     if (!po.spawn && po.transport != "tcp")
       throw std::invalid_argument("--spawn none needs --transport tcp (ipc does not cross hosts)");

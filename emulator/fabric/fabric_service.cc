@@ -7,16 +7,16 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <thread>
 #include <zmq.hpp>
 
+#include "common/transport/run_dir.h"
 #include "control.pb.h"
 #include "emulator/engine/partition.h"
 #include "emulator/fabric/fabric.h"
+#include "emulator/fabric/fabric_instance.h"
 #include "emulator/fabric/runner.h"
 #include "emulator/fabric/umad_service.h"
 #include "emulator/results/report.h"
@@ -31,31 +31,56 @@ void OnSignal(int) {
   g_stop = true;
 }
 
-std::string RunDir() {
-  const char* d = std::getenv("IBEMU_RUN_DIR");
-  return d && *d ? d : "/tmp";
+// The run directory, checked; throws with a message naming it when it cannot be used.
+transport::RunDir UsableRunDir(const std::string& name, bool create) {
+  if (std::string e = transport::CheckFabricName(name); !e.empty())
+    throw std::invalid_argument("--name: " + e);
+  transport::RunDir rd = transport::ResolveRunDir();
+  std::string e = create ? transport::PrepareRunDir(rd) : transport::CheckRunDir(rd);
+  if (!e.empty()) throw std::runtime_error(e);
+  return rd;
 }
 
-bool ProcessAlive(int pid) {
-  return pid > 0 && (kill(pid, 0) == 0 || errno == EPERM);
+std::string UpHint(const std::string& name) {
+  return "start one with `ibemu up <topology or scenario>" +
+         (name == "default" ? std::string() : " --name " + name) + "`";
+}
+
+// Why fabric `name` cannot be asked anything, or "" when it is live.
+std::string NotLive(const transport::RunDir& rd, const std::string& name, const FabricProbe& p) {
+  if (p.state == FabricProbe::State::kAbsent)
+    return "no fabric named '" + name + "' is up in " + rd.path + "; " + UpHint(name);
+  if (p.state == FabricProbe::State::kDead) {
+    int pid = p.info.is_object() ? p.info.value("pid", 0) : 0;
+    return "fabric '" + name + "' is not running: its process" +
+           (pid ? " (pid " + std::to_string(pid) + ")" : std::string()) +
+           " ended without going down; `ibemu up` or `ibemu down` removes what it left in " +
+           rd.path;
+  }
+  return "";
 }
 
 bool Request(const std::string& name, const control::ServiceRequest& req, double timeout_s,
              control::ServiceReply* reply, std::string* err) {
-  if (!std::filesystem::exists(StateFile(name))) {
-    *err = "no fabric named '" + name + "' is up (no " + StateFile(name) + ")";
+  transport::RunDir rd = UsableRunDir(name, false);
+  FabricProbe probe = ProbeFabric(rd, name);
+  if (std::string why = NotLive(rd, name, probe); !why.empty()) {
+    *err = why;
     return false;
   }
+  std::string endpoint = transport::IpcEndpoint(transport::FilesOf(rd.path, name).service, err);
+  if (endpoint.empty()) return false;
   zmq::context_t ctx;
   zmq::socket_t s(ctx, zmq::socket_type::req);
   s.set(zmq::sockopt::linger, 0);
   s.set(zmq::sockopt::rcvtimeo, static_cast<int>(timeout_s * 1000));
-  s.connect(ServiceEndpoint(name));
+  s.connect(endpoint);
   std::string b = req.SerializeAsString();
   s.send(zmq::buffer(b), zmq::send_flags::none);
   zmq::message_t m;
   if (!s.recv(m)) {
-    *err = "fabric '" + name + "' did not answer within " + std::to_string(timeout_s) + " s";
+    *err = "fabric '" + name + "' did not answer within " + std::to_string(timeout_s) + " s" +
+           (probe.info.is_null() ? " (it is still starting)" : "");
     return false;
   }
   if (!reply->ParseFromArray(m.data(), static_cast<int>(m.size()))) {
@@ -74,36 +99,30 @@ void PrintStatus(const control::ServiceReply& r) {
   if (r.lag_seconds() > 0) std::printf(" (behind by %.3f s of wall time)", r.lag_seconds());
   std::printf("\nevents %llu; results go to %s\n", static_cast<unsigned long long>(r.events()),
               r.results_dir().c_str());
+  std::printf("pid %u; umad attachments %u\n", r.pid(), r.umad_attachments());
 }
 
 }  // namespace
 
-std::string ServiceEndpoint(const std::string& name) {
-  return "ipc://" + RunDir() + "/ibemu-up-" + name + ".sock";
-}
-std::string UmadEndpoint(const std::string& name) {
-  return "ipc://" + RunDir() + "/ibemu-up-" + name + "-umad.sock";
-}
-std::string StateFile(const std::string& name) {
-  return RunDir() + "/ibemu-up-" + name + ".json";
-}
-
 int Up(scenario::Scenario s, const UpOptions& o) {
-  std::string state = StateFile(o.name);
-  if (std::filesystem::exists(state)) {
-    nlohmann::json j;
-    try {
-      std::ifstream(state) >> j;
-    } catch (...) {
-    }
-    int pid = j.value("pid", 0);
-    if (ProcessAlive(pid)) {
-      std::fprintf(stderr, "ibemu: error: a fabric named '%s' is already up (pid %d); use --name\n",
-                   o.name.c_str(), pid);
-      return 2;
-    }
-    std::filesystem::remove(state);  // left behind by a fabric that was killed
+  // From the start: a SIGTERM while the fabric is being built still ends in results and no
+  // files left behind.
+  struct sigaction sa {};
+  sa.sa_handler = OnSignal;
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+  transport::RunDir rd = UsableRunDir(o.name, true);
+  std::string err, note;
+  std::unique_ptr<FabricInstance> inst = FabricInstance::Claim(rd, o.name, &err, &note);
+  if (!inst) {
+    std::fprintf(stderr, "ibemu: error: %s\n", err.c_str());
+    return 2;
   }
+  if (!note.empty()) std::fprintf(stderr, "ibemu: %s\n", note.c_str());
+  const transport::FabricFiles& files = inst->files();
+  std::string service_ep = transport::IpcEndpoint(files.service, &err);
+  std::string umad_ep = service_ep.empty() ? "" : transport::IpcEndpoint(files.umad, &err);
+  if (umad_ep.empty()) throw std::runtime_error(err);
   // Results of a long-lived fabric: one-second bins for the first hour of virtual time (the
   // fabric runs on after that; the series stop).
   s.interval = std::max<link::SimTime>(s.interval, link::kPsPerSec);
@@ -118,33 +137,33 @@ int Up(scenario::Scenario s, const UpOptions& o) {
   engine::Partition part(f->devices.size());
   for (auto& d : f->devices) part.Add(d.get());
 
-  zmq::context_t ctx;
-  zmq::socket_t rep(ctx, zmq::socket_type::rep);
-  rep.set(zmq::sockopt::linger, 0);
-  rep.bind(ServiceEndpoint(o.name));
-  UmadService umad(ctx, UmadEndpoint(o.name), *f, s, part);
-  {
-    nlohmann::json j{{"name", o.name},
-                     {"pid", getpid()},
-                     {"endpoint", ServiceEndpoint(o.name)},
-                     {"umad_endpoint", UmadEndpoint(o.name)},
-                     {"scenario", s.file},
-                     {"pace", o.pace},
-                     {"results_dir", dir}};
-    std::ofstream(state) << j.dump(2) << "\n";
-  }
-  struct sigaction sa {};
-  sa.sa_handler = OnSignal;
-  sigaction(SIGINT, &sa, nullptr);
-  sigaction(SIGTERM, &sa, nullptr);
+  // The sockets go before the results are written (and the instance, declared first, after
+  // them), so that `ibemu down` returning means the files are gone and the results are there.
+  auto ctx = std::make_unique<zmq::context_t>();
+  auto rep = std::make_unique<zmq::socket_t>(*ctx, zmq::socket_type::rep);
+  rep->set(zmq::sockopt::linger, 0);
+  // Nothing a client legitimately sends comes near this; a peer that sends more is disconnected
+  // by ZeroMQ before its message is buffered.
+  rep->set(zmq::sockopt::maxmsgsize, int64_t{64} << 10);
+  rep->bind(service_ep);
+  FabricInstance::MakePrivate(files.service);
+  auto umad = std::make_unique<UmadService>(*ctx, umad_ep, *f, s, part);
+  FabricInstance::MakePrivate(files.umad);
+  inst->WriteState({{"name", o.name},
+                    {"pid", getpid()},
+                    {"run_dir", rd.path},
+                    {"endpoint", service_ep},
+                    {"umad_endpoint", umad_ep},
+                    {"scenario", s.file},
+                    {"pace", o.pace},
+                    {"results_dir", dir}});
   if (!o.quiet)
     std::fprintf(stderr,
                  "ibemu: fabric '%s' is up: %zu nodes, %zu cables; pace %s; service %s\n"
                  "ibemu: stop it with `ibemu down%s` or Ctrl-C\n",
                  o.name.c_str(), s.topo.nodes.size(), s.topo.cables.size(),
                  o.pace > 0 ? std::to_string(o.pace).c_str() : "as fast as possible",
-                 ServiceEndpoint(o.name).c_str(),
-                 o.name == "default" ? "" : (" --name " + o.name).c_str());
+                 service_ep.c_str(), o.name == "default" ? "" : (" --name " + o.name).c_str());
 
   part.StartAll();
   auto t0 = Clock::now();
@@ -152,8 +171,9 @@ int Up(scenario::Scenario s, const UpOptions& o) {
   double lag = 0;
   uint64_t link_seq = 0;
   std::string stop_reason = "signal";
-  zmq::pollitem_t items[2] = {{rep.handle(), 0, ZMQ_POLLIN, 0},
-                              {umad.socket().handle(), 0, ZMQ_POLLIN, 0}};
+  zmq::pollitem_t items[2] = {{rep->handle(), 0, ZMQ_POLLIN, 0},
+                              {umad->socket().handle(), 0, ZMQ_POLLIN, 0}};
+  auto next_sweep = Clock::now();
   auto slice_ms = std::chrono::milliseconds(std::max<int64_t>(1, o.slice / link::kPsPerMs));
   while (!g_stop) {
     // Sleep until the next event is due in wall time (at most a slice) or a request comes.
@@ -173,10 +193,14 @@ int Up(scenario::Scenario s, const UpOptions& o) {
       if (e.num() != EINTR) throw;
       continue;  // a signal: g_stop is set and the loop ends
     }
-    if (items[1].revents & ZMQ_POLLIN) umad.Poll();
+    if (items[1].revents & ZMQ_POLLIN) umad->Poll();
+    if (Clock::now() >= next_sweep) {
+      umad->ForgetDeparted();
+      next_sweep = Clock::now() + std::chrono::milliseconds(500);
+    }
     if (items[0].revents & ZMQ_POLLIN) {
       zmq::message_t m;
-      if (rep.recv(m, zmq::recv_flags::dontwait)) {
+      if (rep->recv(m, zmq::recv_flags::dontwait)) {
         control::ServiceRequest req;
         control::ServiceReply reply;
         reply.set_name(o.name);
@@ -188,6 +212,8 @@ int Up(scenario::Scenario s, const UpOptions& o) {
         reply.set_nodes(static_cast<uint32_t>(s.topo.nodes.size()));
         reply.set_scenario(s.file);
         reply.set_results_dir(dir);
+        reply.set_umad_attachments(static_cast<uint32_t>(umad->attached_clients()));
+        reply.set_pid(static_cast<uint32_t>(getpid()));
         if (!req.ParseFromArray(m.data(), static_cast<int>(m.size()))) {
           reply.set_ok(false);
           reply.set_error("unreadable request");
@@ -223,7 +249,8 @@ int Up(scenario::Scenario s, const UpOptions& o) {
           }
         }
         std::string b = reply.SerializeAsString();
-        rep.send(zmq::buffer(b), zmq::send_flags::none);
+        // A client that asked and left is not waited for.
+        (void)rep->send(zmq::buffer(b), zmq::send_flags::dontwait);
       }
     }
     if (g_stop) break;
@@ -247,7 +274,12 @@ int Up(scenario::Scenario s, const UpOptions& o) {
   CollectResults(*f, s, part.events(), &r);
   r.wall_seconds = wall();
   r.mode = "up";
-  std::filesystem::remove(state);
+  // New clients see "no fabric" from here on; attached ones lose the connection, and their
+  // libraries time their outstanding requests out.
+  inst->RemoveState();
+  umad.reset();
+  rep.reset();
+  ctx.reset();
   if (!o.quiet)
     std::fprintf(stderr, "ibemu: fabric '%s' going down (%s) at virtual time %.6f s\n",
                  o.name.c_str(), stop_reason.c_str(), static_cast<double>(end) / 1e12);
@@ -259,22 +291,39 @@ int Up(scenario::Scenario s, const UpOptions& o) {
 }
 
 int Down(const std::string& name, double timeout_s) {
+  transport::RunDir rd = UsableRunDir(name, false);
+  FabricProbe probe = ProbeFabric(rd, name);
+  if (probe.state == FabricProbe::State::kDead) {
+    // Taking the name is what makes removing its files safe: no instance can hold it meanwhile.
+    std::string err, note;
+    if (FabricInstance::Claim(rd, name, &err, &note)) {
+      std::fprintf(stderr, "ibemu: fabric '%s' was not running; %s (no results were written)\n",
+                   name.c_str(), note.c_str());
+      return 0;
+    }
+    probe = ProbeFabric(rd, name);  // a new instance took the name first
+  }
+  int pid = probe.info.is_object() ? probe.info.value("pid", 0) : 0;
+  int pidfd = WatchProcess(rd, name, pid);
   control::ServiceRequest req;
   req.mutable_down()->set_reason("ibemu down");
   control::ServiceReply reply;
   std::string err;
   if (!Request(name, req, timeout_s, &reply, &err)) {
+    if (pidfd >= 0) close(pidfd);
     std::fprintf(stderr, "ibemu: error: %s\n", err.c_str());
     return 2;
   }
-  // The fabric writes its results, then removes its state file.
-  auto until = Clock::now() + std::chrono::duration<double>(timeout_s);
-  while (std::filesystem::exists(StateFile(name)) && Clock::now() < until)
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  if (std::filesystem::exists(StateFile(name))) {
+  // The instance lets go of its lock last, after its sockets are closed, its files removed and
+  // its results written; the process ends right after. Then a new `up` of the name can start.
+  auto timeout = std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000));
+  bool gone = WaitUntilGone(rd, name, pidfd, timeout);
+  if (pidfd >= 0) close(pidfd);
+  if (!gone) {
     std::fprintf(stderr,
-                 "ibemu: error: fabric '%s' accepted down but has not finished after %g s\n",
-                 name.c_str(), timeout_s);
+                 "ibemu: error: fabric '%s' (pid %d) accepted down but is still running after "
+                 "%g s\n",
+                 name.c_str(), pid, timeout_s);
     return 2;
   }
   std::printf("fabric %s down at virtual time %.6f s; results in %s/\n", name.c_str(),
@@ -303,14 +352,22 @@ int Link(const std::string& name, const std::string& node, int port, bool up) {
   return 0;
 }
 
-int Status(const std::string& name) {
+int Status(const std::string& name, double wait_seconds) {
   control::ServiceRequest req;
   req.mutable_status();
   control::ServiceReply reply;
   std::string err;
-  if (!Request(name, req, 5.0, &reply, &err)) {
-    std::fprintf(stderr, "ibemu: error: %s\n", err.c_str());
-    return 2;
+  auto until = Clock::now() + std::chrono::duration<double>(wait_seconds);
+  // While waiting, each attempt is short so that a fabric that starts late is seen soon.
+  while (!Request(name, req, wait_seconds > 0 ? 0.5 : 5.0, &reply, &err)) {
+    if (Clock::now() >= until) {
+      if (wait_seconds > 0)
+        std::fprintf(stderr, "ibemu: error: %s (waited %g s)\n", err.c_str(), wait_seconds);
+      else
+        std::fprintf(stderr, "ibemu: error: %s\n", err.c_str());
+      return 2;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   PrintStatus(reply);
   return 0;

@@ -23,17 +23,16 @@ struct UpOptions {
   bool quiet = false;
 };
 
-// Where the service socket and the state file of fabric `name` live.
-std::string ServiceEndpoint(const std::string& name);
-std::string StateFile(const std::string& name);
-// Where programs using our libibumad reach the fabric (common/transport/umad.proto).
-std::string UmadEndpoint(const std::string& name);
-
-// Runs until `ibemu down`, SIGINT or SIGTERM; writes results; returns the exit status.
+// Runs until `ibemu down`, SIGINT or SIGTERM; writes results; returns the exit status. The
+// fabric's files live in the run directory (common/transport/run_dir.h) and belong to this
+// instance alone (fabric_instance.h).
 int Up(scenario::Scenario s, const UpOptions& o);
-// Sends a request to a fabric that is up; prints the reply. Returns the exit status.
+// Asks the fabric to go down and returns once its process has ended (results written), or
+// removes what a killed fabric left. Returns the exit status.
 int Down(const std::string& name, double timeout_seconds);
-int Status(const std::string& name);
+// Prints the fabric's virtual time, pace and events; with wait_seconds > 0, first waits that long
+// for a fabric that is starting to answer.
+int Status(const std::string& name, double wait_seconds = 0);
 // Disables or enables a port (and so its cable) of a fabric that is up.
 int Link(const std::string& name, const std::string& node, int port, bool up);
 

@@ -1,7 +1,7 @@
 #include "emulator/fabric/umad_service.h"
 
+#include <algorithm>
 #include <cstdio>
-#include <filesystem>
 
 #include "common/mad/smp_attributes.h"
 #include "umad.pb.h"
@@ -11,6 +11,7 @@ namespace {
 
 // The source LP of injected events: after every device, so ordering stays deterministic.
 constexpr engine::LpId kInjectSource = 0xFFFFFFFEu;
+constexpr size_t kMaxAttachmentsPerClient = 1024;
 
 uint32_t RateGbps(const mgmt::PortMgmt& pm) {
   static constexpr double kLane[] = {2.5, 5, 10, 14, 25, 50, 100};
@@ -36,6 +37,8 @@ UmadService::UmadService(zmq::context_t& ctx, const std::string& endpoint, Fabri
   sock_.set(zmq::sockopt::linger, 0);
   // Sending to a client that went away fails at once (EHOSTUNREACH), so it can be forgotten.
   sock_.set(zmq::sockopt::router_mandatory, 1);
+  // A ToFabric is a few hundred bytes; a peer sending more is cut off before it is buffered.
+  sock_.set(zmq::sockopt::maxmsgsize, int64_t{64} << 10);
   sock_.bind(endpoint);
   for (auto& d : f_.devices)
     if (d) d->SetMadClient(this);
@@ -44,10 +47,19 @@ UmadService::UmadService(zmq::context_t& ctx, const std::string& endpoint, Fabri
 UmadService::~UmadService() {
   for (auto& d : f_.devices)
     if (d) d->SetMadClient(nullptr);
-  if (endpoint_.rfind("ipc://", 0) == 0) {
-    std::error_code ec;
-    std::filesystem::remove(endpoint_.substr(6), ec);
-  }
+}
+
+void UmadService::ForgetDeparted() {
+  std::set<std::string> ids;
+  for (const auto& [key, v] : attached_)
+    for (const Client& c : v) ids.insert(c.routing_id);
+  for (const std::string& id : ids) Reply(id, std::string());
+}
+
+size_t UmadService::attached_clients() const {
+  size_t n = 0;
+  for (const auto& [key, v] : attached_) n += v.size();
+  return n;
 }
 
 int UmadService::FindNode(const std::string& name) const {
@@ -156,6 +168,16 @@ void UmadService::Handle(const std::string& routing_id, const std::string& body)
       if (n >= 0 && (a.port() < 1 || static_cast<int>(a.port()) > s_.topo.nodes[n].num_ports)) {
         err = "node '" + a.node() + "' has no port " + std::to_string(a.port()) + " (ports 1.." +
               std::to_string(s_.topo.nodes[n].num_ports) + ")";
+        n = -1;
+      }
+      // A real host runs out of umad files long before this; a client that does not is broken
+      // or hostile, and must not grow the fabric's memory without bound.
+      size_t held = 0;
+      for (const auto& [key, v] : attached_)
+        held += std::count_if(v.begin(), v.end(),
+                              [&](const Client& c) { return c.routing_id == routing_id; });
+      if (n >= 0 && held >= kMaxAttachmentsPerClient) {
+        err = "too many attachments from one client (" + std::to_string(held) + ")";
         n = -1;
       }
       umad::Attached* r = rep.mutable_attached();

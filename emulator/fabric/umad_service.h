@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <vector>
 #include <zmq.hpp>
 
 #include "emulator/engine/partition.h"
@@ -22,6 +23,17 @@ class UmadService : public MadClient {
   zmq::socket_t& socket() { return sock_; }
   // Takes every waiting message; MADs enter the fabric at the partition's current time.
   void Poll();
+  // One client message, as Poll hands it over (also the fuzz target's entry): bytes that are
+  // not a ToFabric, or name what the client does not hold, are dropped without a reply.
+  void HandleMessage(const std::string& routing_id, const std::string& body) {
+    Handle(routing_id, body);
+  }
+  // Forgets the attachments (and IsSM bits) of clients whose connection is gone. ZeroMQ does
+  // not tell a ROUTER when a peer leaves (ZMQ_ROUTER_NOTIFY is a draft option Debian's libzmq
+  // lacks), but a message to a departed peer fails at once under ZMQ_ROUTER_MANDATORY, so an
+  // empty FromFabric (which the library ignores) finds them. Call it every few hundred ms.
+  void ForgetDeparted();
+  size_t attached_clients() const;
   bool Deliver(engine::LpId lp, int port, const engine::MadBytes& mad,
                const mgmt::MadAddress& from) override;
   uint64_t mads_in() const { return mads_in_; }

@@ -8,6 +8,8 @@
 #include <nlohmann/json.hpp>
 #include <ostream>
 
+#include "emulator/results/atomic_file.h"
+
 namespace ibemu::results {
 namespace {
 
@@ -101,7 +103,8 @@ std::vector<std::string> WriteOutputs(const scenario::Scenario& s, const fabric:
 
   std::string flows_csv = (fs::path(dir) / "flows.csv").string();
   {
-    std::ofstream f(flows_csv);
+    AtomicFile file(flows_csv);
+    std::ostream& f = file.out();
     f << "time_ms";
     for (const auto& n : ft.names) f << "," << n << "_rx_gbps";
     for (const auto& n : ft.names) f << "," << n << "_tx_gbps";
@@ -113,13 +116,15 @@ std::vector<std::string> WriteOutputs(const scenario::Scenario& s, const fabric:
       for (const auto& fl : ft.flows) f << "," << Gbps(fl.tx_payload.values()[b], len);
       f << "\n";
     }
+    file.Commit();
   }
   written.push_back(flows_csv);
 
   std::string ports_csv = (fs::path(dir) / "ports.csv").string();
   nlohmann::json ports = nlohmann::json::array();
   {
-    std::ofstream f(ports_csv);
+    AtomicFile file(ports_csv);
+    std::ostream& f = file.out();
     f << "device,port,vl,peer,mean_occupancy_blocks,high_water_blocks,credit_stalled_fraction,"
          "tx_gbps,tx_packets,tx_fc_packets,credit_violations,dropped\n";
     for (const fabric::PortSummary& p : r.ports) {
@@ -138,6 +143,7 @@ std::vector<std::string> WriteOutputs(const scenario::Scenario& s, const fabric:
                        {"tx_gbps", gbps},
                        {"credit_violations", p.credit_violations}});
     }
+    file.Commit();
   }
   written.push_back(ports_csv);
 
@@ -145,7 +151,8 @@ std::vector<std::string> WriteOutputs(const scenario::Scenario& s, const fabric:
   // so a plot or a pandas pivot picks the ports it wants).
   std::string series_csv = (fs::path(dir) / "ports_series.csv").string();
   {
-    std::ofstream f(series_csv);
+    AtomicFile file(series_csv);
+    std::ostream& f = file.out();
     f << "time_ms,device,port,vl,occupancy_blocks,credit_stalled_fraction\n";
     for (int b = 0; b < bins; ++b) {
       double t = static_cast<double>(std::min(s.duration, (b + 1) * s.interval)) / 1e9;
@@ -155,6 +162,7 @@ std::vector<std::string> WriteOutputs(const scenario::Scenario& s, const fabric:
           << "," << p.stalled_series[b] << "\n";
       }
     }
+    file.Commit();
   }
   written.push_back(series_csv);
 
@@ -182,17 +190,21 @@ std::vector<std::string> WriteOutputs(const scenario::Scenario& s, const fabric:
                             {"latency_max_us", f.max_us},
                             {"rx_packets", f.rx_packets}});
     j["ports"] = ports;
-    std::ofstream(summary) << j.dump(2) << "\n";
+    AtomicFile file(summary);
+    file.out() << j.dump(2) << "\n";
+    file.Commit();
   }
   written.push_back(summary);
 
   if (s.plot && !ft.names.empty()) {
     std::string gp = (fs::path(dir) / "throughput.gp").string();
     std::string png = (fs::path(dir) / "throughput.png").string();
+    AtomicFile png_file(png);
     {
-      std::ofstream g(gp);
+      AtomicFile gp_file(gp);
+      std::ostream& g = gp_file.out();
       g << "set terminal pngcairo size 1000,560 noenhanced\n"
-        << "set output '" << png << "'\n"
+        << "set output '" << png_file.temp_path() << "'\n"
         << "set datafile separator ','\n"
         << "set title 'Per-flow throughput: " << s.name << "'\n"
         << "set xlabel 'virtual time (ms)'\nset ylabel 'payload delivered (Gbit/s)'\n"
@@ -202,10 +214,11 @@ std::vector<std::string> WriteOutputs(const scenario::Scenario& s, const fabric:
         g << (i ? ", " : "") << "'" << flows_csv << "' using 1:" << i + 2
           << " with lines lw 2 title '" << ft.names[i] << "'";
       g << "\n";
+      gp_file.Commit();
     }
     written.push_back(gp);
     std::string cmd = "gnuplot '" + gp + "' 2>&1";
-    if (std::system(cmd.c_str()) == 0 && fs::exists(png))
+    if (std::system(cmd.c_str()) == 0 && png_file.CommitWrittenByOther())
       written.push_back(png);
     else
       log << "warning: gnuplot could not draw " << png << " (install gnuplot-nox)\n";

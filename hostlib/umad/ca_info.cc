@@ -25,7 +25,7 @@ void CopyString(char* dst, size_t size, const std::string& src) {
 
 Config Config::FromEnv() {
   Config c;
-  if (const char* v = std::getenv("IBEMU_RUN_DIR"); v && *v) c.run_dir = v;
+  c.run_dir = transport::ResolveRunDir();
   if (const char* v = std::getenv("IBEMU_FABRIC"); v && *v) c.fabric = v;
   if (const char* v = std::getenv("IBEMU_UMAD_PORT"); v && *v) {
     // Node names may themselves contain ':' only before the last one.
@@ -48,7 +48,7 @@ Config Config::FromEnv() {
 }
 
 std::string Config::SocketPath() const {
-  return run_dir + "/ibemu-up-" + fabric + "-umad.sock";
+  return transport::FilesOf(run_dir.path, fabric).umad;
 }
 
 const PortAttributes* FindPort(const CaAttributes& ca, int portnum) {

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <string>
 
+#include "common/transport/run_dir.h"
 #include "umad.pb.h"
 
 namespace ibemu::umad {
@@ -15,7 +16,7 @@ namespace ibemu::umad {
 inline constexpr const char* kDefaultCaName = "ibemu0";
 
 struct Config {
-  std::string run_dir = "/tmp";    // IBEMU_RUN_DIR
+  transport::RunDir run_dir;       // IBEMU_RUN_DIR, XDG_RUNTIME_DIR/ibemu or /tmp/ibemu-<uid>
   std::string fabric = "default";  // IBEMU_FABRIC
   std::string node;                // IBEMU_UMAD_PORT=<node>:<port>; empty when unset
   int port = 0;
@@ -25,7 +26,7 @@ struct Config {
   std::chrono::milliseconds query_timeout{2000};
 
   static Config FromEnv();
-  std::string SocketPath() const;  // $run_dir/ibemu-up-$fabric-umad.sock
+  std::string SocketPath() const;  // <run dir>/<fabric>.umad.sock
   std::string Endpoint() const { return "ipc://" + SocketPath(); }
 };
 

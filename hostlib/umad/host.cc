@@ -159,11 +159,15 @@ Host::~Host() {
 
 void Host::Hint(const std::string& why) {
   if (hinted_.exchange(true)) return;
-  std::fprintf(stderr,
-               "libibumad (ibemu): %s; no InfiniBand device. Start a fabric with `ibemu up` and "
-               "set IBEMU_UMAD_PORT=<node>:<port> (IBEMU_RUN_DIR, IBEMU_FABRIC select the "
-               "fabric)\n",
-               why.c_str());
+  std::fprintf(stderr, "libibumad (ibemu): no InfiniBand device: %s\n", why.c_str());
+}
+
+std::string Host::FabricNotUp() const {
+  std::string name = cfg_.fabric == "default" ? "" : " --name " + cfg_.fabric;
+  return "no fabric named '" + cfg_.fabric + "' is up in run directory " + cfg_.run_dir.path +
+         (cfg_.run_dir.source == "default" ? "" : " (from " + cfg_.run_dir.source + ")") + " (no " +
+         cfg_.SocketPath() + "). Start one with `ibemu up <topology or scenario>" + name +
+         "`, and run the tool with `ibemu exec" + name + " --port <node>:<port> -- <tool>`";
 }
 
 bool Host::EnsureLink() {
@@ -173,12 +177,15 @@ bool Host::EnsureLink() {
 
 int Host::Describe(CaAttributes* ca) {
   if (cfg_.node.empty()) {
-    Hint("IBEMU_UMAD_PORT is not set");
+    Hint(
+        "IBEMU_UMAD_PORT is not set, so this process stands behind no HCA port of an emulated "
+        "fabric. Start a fabric with `ibemu up <topology or scenario>` and run the tool with "
+        "`ibemu exec --port <node>:<port> -- <tool>` (or set IBEMU_UMAD_PORT=<node>:<port>)");
     return -ENODEV;
   }
   struct stat st;
   if (stat(cfg_.SocketPath().c_str(), &st) != 0) {
-    Hint("no fabric at " + cfg_.SocketPath());
+    Hint(FabricNotUp());
     return -ENODEV;
   }
   if (!EnsureLink()) return -ENODEV;
@@ -190,11 +197,19 @@ int Host::Describe(CaAttributes* ca) {
                                     : std::min(cfg_.query_timeout, std::chrono::milliseconds(100));
   auto reply = link_.Call(msg, timeout);
   if (!reply) {
-    Hint("the fabric at " + cfg_.SocketPath() + " does not answer");
+    // The socket file exists, so either it is going down right now or it was killed and left
+    // its files: either way `ibemu up` is the remedy (it removes what a dead fabric left).
+    Hint("fabric '" + cfg_.fabric + "' in run directory " + cfg_.run_dir.path +
+         " does not answer at " + cfg_.SocketPath() + " within " + std::to_string(timeout.count()) +
+         " ms (going down, or killed: `ibemu status" +
+         (cfg_.fabric == "default" ? "" : " --name " + cfg_.fabric) +
+         "` tells; `ibemu up` "
+         "starts a new one)");
     return -ENODEV;
   }
   if (!reply->has_described() || !reply->described().ok()) {
-    Hint("the fabric has no node '" + cfg_.node + "' (" + reply->described().error() + ")");
+    Hint("fabric '" + cfg_.fabric + "' has no node '" + cfg_.node + "' for IBEMU_UMAD_PORT (" +
+         reply->described().error() + ")");
     return -ENODEV;
   }
   *ca = reply->described().ca();
@@ -621,8 +636,8 @@ int Host::IssmPath(const char* ca_name, int portnum, char* path, int max) {
   std::lock_guard lock(mu_);
   Issm& issm = issm_[portnum];
   if (issm.path.empty()) {
-    issm.path =
-        cfg_.run_dir + "/ibemu-issm-" + std::to_string(getpid()) + "-" + std::to_string(portnum);
+    issm.path = cfg_.run_dir.path + "/ibemu-issm-" + std::to_string(getpid()) + "-" +
+                std::to_string(portnum);
     int fd = open(issm.path.c_str(), O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
     if (fd < 0) {
       Warn(__func__, "cannot create %s: %s", issm.path.c_str(), std::strerror(errno));

@@ -98,6 +98,7 @@ class Host final : public LinkListener {
 
   bool EnsureLink();
   void Hint(const std::string& why);
+  std::string FabricNotUp() const;
   UmadFile* FindLocked(int fd);
   uint32_t NextHiTid();
   void Push(UmadFile& file, std::vector<uint8_t> record);

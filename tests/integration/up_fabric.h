@@ -44,9 +44,14 @@ class UpFabric {
     std::vector<std::string> args{"up", file, "--name", name_, "-q", "-o", dir_ + "/results"};
     args.insert(args.end(), extra.begin(), extra.end());
     pid_ = SpawnIbemu(args, dir_ + "/up.log");
-    for (int i = 0; i < 100 && !fs::exists(dir_ + "/ibemu-up-" + name_ + ".json"); ++i)
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    // The state file appears (renamed into place) once the fabric answers; bounded, so a fabric
+    // that never comes up fails the test that uses it instead of hanging it.
+    ready_ = Shell("IBEMU_RUN_DIR=" + dir_ + " " + IBEMU_BINARY + " status --wait 30 --name " +
+                   name_ + " >/dev/null")
+                 .status == 0;
   }
+  // Whether `ibemu status` answered within 30 s of the start.
+  bool ready() const { return ready_; }
   ~UpFabric() {
     Down();
     fs::remove_all(dir_);
@@ -74,18 +79,33 @@ class UpFabric {
   }
   void Down() {
     if (pid_ <= 0) return;
-    Shell("IBEMU_RUN_DIR=" + dir_ + " " + IBEMU_BINARY + " down --name " + name_);
+    down_ = Shell("IBEMU_RUN_DIR=" + dir_ + " " + IBEMU_BINARY + " down --name " + name_);
+    // `ibemu down` returns once the process has ended; give it a moment to be reaped, and never
+    // leave a fabric running behind a failed test.
     int st = 0;
-    waitpid(pid_, &st, 0);
+    auto until = Clock::now() + std::chrono::seconds(10);
+    while (waitpid(pid_, &st, WNOHANG) == 0) {
+      if (Clock::now() > until) {
+        kill(pid_, SIGKILL);
+        waitpid(pid_, &st, 0);
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
     pid_ = -1;
   }
   const std::string& dir() const { return dir_; }
+  pid_t pid() const { return pid_; }
+  // What the last Down() printed.
+  const CliResult& down_result() const { return down_; }
   const std::string& name() const { return name_; }
 
  private:
   static inline int count_ = 0;
   std::string name_, dir_;
   pid_t pid_ = -1;
+  bool ready_ = false;
+  CliResult down_;
 };
 
 inline bool WaitForLine(const std::string& file, const std::string& what, double seconds) {

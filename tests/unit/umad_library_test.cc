@@ -323,7 +323,7 @@ class UmadLibraryTest : public ::testing::Test {
     std::filesystem::remove_all(dir_);
   }
 
-  std::string Endpoint() const { return "ipc://" + dir_ + "/ibemu-up-t-umad.sock"; }
+  std::string Endpoint() const { return "ipc://" + dir_ + "/t.umad.sock"; }
   void StartFabric(bool answer = true) {
     fabric_ = std::make_unique<FakeFabric>(Endpoint(), answer);
   }
