@@ -25,6 +25,7 @@ namespace ibemu::fabric {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+constexpr uint32_t kServiceProtocol = 0x49424555;  // ServiceRequest.protocol
 std::atomic<bool> g_stop{false};
 
 void OnSignal(int) {
@@ -60,8 +61,9 @@ std::string NotLive(const transport::RunDir& rd, const std::string& name, const 
   return "";
 }
 
-bool Request(const std::string& name, const control::ServiceRequest& req, double timeout_s,
+bool Request(const std::string& name, control::ServiceRequest req, double timeout_s,
              control::ServiceReply* reply, std::string* err) {
+  req.set_protocol(kServiceProtocol);
   transport::RunDir rd = UsableRunDir(name, false);
   FabricProbe probe = ProbeFabric(rd, name);
   if (std::string why = NotLive(rd, name, probe); !why.empty()) {
@@ -214,9 +216,10 @@ int Up(scenario::Scenario s, const UpOptions& o) {
         reply.set_results_dir(dir);
         reply.set_umad_attachments(static_cast<uint32_t>(umad->attached_clients()));
         reply.set_pid(static_cast<uint32_t>(getpid()));
-        if (!req.ParseFromArray(m.data(), static_cast<int>(m.size()))) {
+        if (!req.ParseFromArray(m.data(), static_cast<int>(m.size())) ||
+            req.protocol() != kServiceProtocol) {
           reply.set_ok(false);
-          reply.set_error("unreadable request");
+          reply.set_error("not an ibemu service request");
         } else {
           reply.set_ok(true);
           if (req.has_down()) {

@@ -12,6 +12,7 @@
 #include "emulator/engine/partition.h"
 #include "emulator/fabric/fabric.h"
 #include "emulator/topology/generators.h"
+#include "tests/fuzz/fuzz_fabric.h"
 
 namespace {
 
@@ -25,25 +26,13 @@ struct Counter : fabric::MadClient {
   int got = 0;
 };
 
-struct World {
-  scenario::Scenario s;
-  std::unique_ptr<fabric::Fabric> f;
-  std::unique_ptr<engine::Partition> part;
+struct World : fuzzing::FuzzFabric {
   Counter client;
   uint64_t seq = 0;
 
   World() {
-    s.topo = topology::TestBed({link::Width::k4x, link::Speed::kDDR},
-                               {link::Width::k4x, link::Speed::kQDR});
-    s.subnet_manager = "external";
-    f = fabric::BuildFabric(s);
-    part = std::make_unique<engine::Partition>(f->devices.size());
-    for (auto& d : f->devices) {
-      part->Add(d.get());
-      d->SetMadClient(&client);
-    }
-    part->StartAll();
-    part->RunUntil(10 * link::kPsPerUs);
+    for (auto& d : f->devices) d->SetMadClient(&client);
+    Start();
   }
   void Inject(int node, int port, uint16_t kind, const uint8_t* mad, bool vl15) {
     engine::Packet* p = part->pool().Get();

@@ -18,14 +18,26 @@ MAD_SRC=$(ls common/mad/*.cc common/link/*.cc common/wire/*.cc emulator/engine/*
   emulator/topology/*.cc emulator/policy/*.cc emulator/policy/*/*.cc \
   emulator/fabric/device.cc emulator/fabric/fabric.cc)
 $CXX -o "$OUT/mad_fuzz" tests/fuzz/mad_fuzz.cc $MAD_SRC
+# The client protocol (common/transport/umad.proto) into the fabric's UmadService over real
+# ZeroMQ sockets: the same fabric sources, the service, and the messages generated here.
+mkdir -p "$OUT/gen"
+protoc --cpp_out="$OUT/gen" -Icommon/transport common/transport/umad.proto
+$CXX -I"$OUT/gen" -o "$OUT/umad_client_fuzz" tests/fuzz/umad_client_fuzz.cc $MAD_SRC \
+  emulator/fabric/umad_service.cc "$OUT/gen/umad.pb.cc" -lprotobuf -lzmq -lpthread
 # Seed corpora: real topology files, and one valid batch the codec wrote.
-mkdir -p "$OUT/corpus/topology" "$OUT/corpus/batch" "$OUT/corpus/mad"
+mkdir -p "$OUT/corpus/topology" "$OUT/corpus/batch" "$OUT/corpus/mad" "$OUT/corpus/umad"
 # A directed-route NodeInfo Get one hop out, sent from H1; and a PerfMgt PortCounters Get.
 printf '\x01\x01\x81\x01\x01\x00\x00\x00\x01' > "$OUT/corpus/mad/dr_nodeinfo"
 printf '\x02\x01\x04\x01\x01' > "$OUT/corpus/mad/perf"
 cp configs/topologies/*.topo tests/data/topologies/*.topo "$OUT/corpus/topology/"
 printf '\x01\x00\x00\x00\xe8\x03\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00' > "$OUT/corpus/batch/empty"
-for t in topology:topology event_batch:batch mad:mad; do
+# Client 0 attaches to H1 port 1 (handle 1) and claims IsSM;
+# client 1 queries a node that does not exist; client 2 detaches a handle it never had.
+printf '\x08\x0c\x00\x08\x01\x1a\x08\x0a\x02H1\x10\x01\x18\x01' > "$OUT/corpus/umad/attach"
+printf '\x00\x06\x00\x32\x04\x08\x01\x10\x01' > "$OUT/corpus/umad/issm"
+printf '\x09\x07\x00\x08\x02\x12\x03\x0a\x01X' > "$OUT/corpus/umad/query"
+printf '\x0a\x04\x00\x2a\x02\x08\x07' > "$OUT/corpus/umad/detach"
+for t in topology:topology event_batch:batch mad:mad umad_client:umad; do
   name=${t%%:*} corpus=${t##*:}
   echo "== fuzzing $name for ${SECS}s =="
   if ! "$OUT/${name}_fuzz" -max_total_time="$SECS" -print_final_stats=1 \
