@@ -18,7 +18,21 @@ osm_conf() {  # $1 dir
   opensm -c "$1/osm.conf" > /dev/null 2>&1
   sed -i 's/^force_log_flush .*/force_log_flush TRUE/' "$1/osm.conf"
 }
-wait_up() { until grep -q "SUBNET UP" "$1" 2> /dev/null; do sleep 0.02; done; }
+# Every wait is bounded: a fabric, simulator or SM that never comes up fails the benchmark with a
+# message instead of hanging it.   wait_for SECONDS WHAT COMMAND...
+wait_for() {
+  local limit=$1 what=$2 t0
+  shift 2
+  t0=$(now)
+  until "$@" > /dev/null 2>&1; do
+    if [ "$(echo "$(now) - $t0 > $limit" | bc)" -eq 1 ]; then
+      echo "mgmt_bench: gave up after ${limit} s waiting for $what" >&2
+      exit 1
+    fi
+    sleep 0.02
+  done
+}
+wait_up() { wait_for 120 "SUBNET UP in $1" grep -q "SUBNET UP" "$1"; }
 HOST=$(awk '/^Ca/ {gsub(/"/, "", $3); print $3; exit}' "$TOPO")
 echo "topology: $TOPO ($(grep -c '^Switch' "$TOPO") switches, $(grep -c '^Ca' "$TOPO") CAs); tools on $HOST"
 
@@ -27,7 +41,8 @@ export IBEMU_RUN_DIR=$WORK/ibemu
 mkdir -p "$IBEMU_RUN_DIR"
 t0=$(now)
 "$B" up "$TOPO" --sm external -q -o "$IBEMU_RUN_DIR/res" > "$IBEMU_RUN_DIR/up.log" 2>&1 &
-until "$B" exec --port "$HOST:1" -- ibnetdiscover > "$IBEMU_RUN_DIR/disc" 2> /dev/null; do sleep 0.02; done
+wait_for 120 "ibnetdiscover on the fabric" \
+  sh -c '"$0" exec --port "$1:1" -- ibnetdiscover > "$2"' "$B" "$HOST" "$IBEMU_RUN_DIR/disc"
 e_first=$(since "$t0")
 t0=$(now); "$B" exec --port "$HOST:1" -- ibnetdiscover > /dev/null; e_disc=$(since "$t0")
 osm_conf "$IBEMU_RUN_DIR"
@@ -37,17 +52,17 @@ OSM_CACHE_DIR=$IBEMU_RUN_DIR "$B" exec --port "$HOST:1" -- opensm -F "$IBEMU_RUN
 wait_up "$IBEMU_RUN_DIR/osm.log"; e_sm=$(since "$t0")
 e_ports=$(grep -c '^\[' "$IBEMU_RUN_DIR/disc")
 pkill -f "opensm -F $IBEMU_RUN_DIR" || true
-"$B" down > /dev/null
+"$B" down --timeout 60 > /dev/null
 # A fresh fabric, OpenSM started as soon as the fabric answers: start to SUBNET UP.
 rm -f "$IBEMU_RUN_DIR/osm.log"
 t0=$(now)
 "$B" up "$TOPO" --sm external -q -o "$IBEMU_RUN_DIR/res2" > "$IBEMU_RUN_DIR/up2.log" 2>&1 &
-until "$B" exec --port "$HOST:1" -- smpquery -D nodeinfo 0 > /dev/null 2>&1; do sleep 0.02; done
+wait_for 120 "the fabric to answer smpquery" "$B" exec --port "$HOST:1" -- smpquery -D nodeinfo 0
 OSM_CACHE_DIR=$IBEMU_RUN_DIR "$B" exec --port "$HOST:1" -- opensm -F "$IBEMU_RUN_DIR/osm.conf" \
   -f "$IBEMU_RUN_DIR/osm.log" > /dev/null 2>&1 &
 wait_up "$IBEMU_RUN_DIR/osm.log"; e_start_sm=$(since "$t0")
 pkill -f "opensm -F $IBEMU_RUN_DIR" || true
-"$B" down > /dev/null
+"$B" down --timeout 60 > /dev/null
 
 # --- ibsim 0.10 with umad2sim ---
 S=$WORK/ibsim
@@ -59,7 +74,8 @@ SLEEPER=$!
 SO=$(ls /usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so)
 t0=$(now)
 ibsim -s "$TOPO" < ctl > ibsim.log 2>&1 &
-until SIM_HOST=$HOST LD_PRELOAD=$SO ibnetdiscover > disc 2> /dev/null; do sleep 0.02; done
+wait_for 120 "ibnetdiscover on ibsim" \
+  sh -c 'SIM_HOST=$0 LD_PRELOAD=$1 ibnetdiscover > disc' "$HOST" "$SO"
 s_first=$(since "$t0")
 t0=$(now); SIM_HOST=$HOST LD_PRELOAD=$SO ibnetdiscover > /dev/null 2>&1; s_disc=$(since "$t0")
 osm_conf "$S"
@@ -69,11 +85,11 @@ wait_up "$S/osm.log"; s_sm=$(since "$t0")
 s_ports=$(grep -c '^\[' disc)
 pkill -f "opensm -F $S" || true
 pkill -f "ibsim -s $TOPO" || true
-sleep 0.5
+wait_for 30 "the first ibsim to exit" sh -c '! pgrep -f "ibsim -s $0"' "$TOPO"
 rm -f "$S/osm.log"
 t0=$(now)
 ibsim -s "$TOPO" < ctl > ibsim2.log 2>&1 &
-until SIM_HOST=$HOST LD_PRELOAD=$SO smpquery -D nodeinfo 0 > /dev/null 2>&1; do sleep 0.02; done
+wait_for 120 "ibsim to answer smpquery" env SIM_HOST="$HOST" LD_PRELOAD="$SO" smpquery -D nodeinfo 0
 SIM_HOST=$HOST OSM_CACHE_DIR=$S LD_PRELOAD=$SO opensm -F "$S/osm.conf" -f "$S/osm.log" > /dev/null 2>&1 &
 wait_up "$S/osm.log"; s_start_sm=$(since "$t0")
 pkill -f "opensm -F $S" || true

@@ -31,21 +31,19 @@ double VirtualSeconds(const std::string& status) {
 
 TEST(FabricUp, PacedFabricFollowsWallTimeAndComesDownWithResults) {
   std::string name = "uptest" + std::to_string(getpid());
-  std::string out = "/tmp/ibemu_up_test_results_" + name;
-  std::filesystem::remove_all(out);
+  char tmpl[] = "/tmp/ibemu-up-test-XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  std::string out = std::string(tmpl) + "/results";
+  setenv("IBEMU_RUN_DIR", tmpl, 1);
   std::string scen = std::string(IBEMU_SOURCE_DIR) + "/configs/scenarios/fig2_4.yaml";
   pid_t pid = ibemu::testing::SpawnIbemu(
       {"up", scen, "--name", name, "--pace", "0.0001", "-q", "-o", out}, "");
   int st = 0;
-  std::string s1;
-  for (int i = 0; i < 50; ++i) {  // wait for the service to answer
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    s1 = Capture("status --name " + name, &st);
-    if (st == 0) break;
-  }
+  std::string s1 = Capture("status --wait 30 --name " + name, &st);
   ASSERT_EQ(st, 0) << s1;
   auto t1 = std::chrono::steady_clock::now();
   double v1 = VirtualSeconds(s1);
+  // Not a wait for a condition: the wall interval over which the pace is measured.
   std::this_thread::sleep_for(std::chrono::milliseconds(1500));
   std::string s2 = Capture("status --name " + name, &st);
   double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
@@ -62,15 +60,16 @@ TEST(FabricUp, PacedFabricFollowsWallTimeAndComesDownWithResults) {
 
   std::string down = Capture("down --name " + name, &st);
   EXPECT_EQ(st, 0) << down;
+  // `down` returned, so the process has ended: it can be reaped without waiting.
   int ust = 0;
-  waitpid(pid, &ust, 0);
+  ASSERT_EQ(waitpid(pid, &ust, WNOHANG), pid);
   EXPECT_TRUE(WIFEXITED(ust) && WEXITSTATUS(ust) == 0);
   EXPECT_TRUE(std::filesystem::exists(out + "/flows.csv"));
   EXPECT_TRUE(std::filesystem::exists(out + "/summary.json"));
   std::string gone = Capture("status --name " + name, &st);
   EXPECT_EQ(st, 2);
   EXPECT_NE(gone.find("no fabric named"), std::string::npos) << gone;
-  std::filesystem::remove_all(out);
+  std::filesystem::remove_all(tmpl);
 }
 
 }  // namespace

@@ -206,8 +206,8 @@ TEST_F(ManagementTools, SaqueryAndIbqueryerrorsGetWholeSaAnswers) {
 
 TEST_F(ManagementTools, PerfqueryCountsWhatAFlowSent) {
   UpFabric f(Src("tests/data/scenarios/mgmt_flow.yaml"), {});
-  // The flow runs for 200 us of virtual time (real time at pace 1); give it ample time to drain.
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  // The flow runs for the first 200 us of virtual time; 10 ms leaves it ample time to drain.
+  ASSERT_TRUE(f.WaitForVirtualTime(0.010)) << "the fabric's virtual time did not reach 10 ms";
   // Asked on H1 itself, the PMA answers without a MAD crossing H1's link.
   CliResult base = f.Exec("H1:1", "perfquery");
   CliResult ext = f.Exec("H1:1", "perfquery -x");

@@ -61,6 +61,23 @@ class UpFabric {
     return Shell("IBEMU_RUN_DIR=" + dir_ + " timeout 60 " + IBEMU_BINARY + " exec --name " + name_ +
                  " --port " + port + " -- " + cmd);
   }
+  // The virtual seconds the fabric has reached (`ibemu status`), or -1.
+  double VirtualTime() const {
+    CliResult r = Shell("IBEMU_RUN_DIR=" + dir_ + " " + IBEMU_BINARY + " status --name " + name_);
+    std::smatch m;
+    if (!std::regex_search(r.out, m, std::regex("virtual time ([0-9.]+) s"))) return -1;
+    return std::stod(m[1]);
+  }
+  // Waits until virtual time has passed `seconds` (at most `wall_limit` wall seconds): what a
+  // test that needs traffic to have run waits for, rather than a guess in wall time.
+  bool WaitForVirtualTime(double seconds, double wall_limit = 30) const {
+    auto until = Clock::now() + std::chrono::duration<double>(wall_limit);
+    while (Clock::now() < until) {
+      if (VirtualTime() >= seconds) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return false;
+  }
   // `ibemu link <node:port> down|up` on this fabric.
   CliResult Link(const std::string& port, const std::string& state) const {
     return Shell("IBEMU_RUN_DIR=" + dir_ + " " + IBEMU_BINARY + " link --name " + name_ + " " +
