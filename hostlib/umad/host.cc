@@ -1,9 +1,11 @@
 #include "hostlib/umad/host.h"
 
+#include <dirent.h>
 #include <endian.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <sys/eventfd.h>
 #include <sys/inotify.h>
 #include <sys/stat.h>
@@ -614,6 +616,26 @@ void Host::OnTimers(Clock::time_point now) {
 // asserted when the path is handed out and follows the file's opens and closes (inotify) after
 // that, so OpenSM's osm_vendor_set_sm(FALSE) - a close() - clears it as on a real host.
 
+namespace {
+
+// An SM killed with SIGKILL cannot remove its issm file; the next one to make one clears those
+// whose process is gone, so the run directory does not fill up over many runs.
+void RemoveIssmFilesOfDeadProcesses(const std::string& dir) {
+  DIR* d = opendir(dir.c_str());
+  if (!d) return;
+  const std::string prefix = "ibemu-issm-";
+  while (const dirent* e = readdir(d)) {
+    std::string name = e->d_name;
+    if (name.rfind(prefix, 0) != 0) continue;
+    long pid = std::atol(name.c_str() + prefix.size());
+    if (pid > 0 && kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH)
+      unlink((dir + "/" + name).c_str());
+  }
+  closedir(d);
+}
+
+}  // namespace
+
 void Host::PostIsSm(const UmadFile& file, bool is_sm) {
   ToFabric msg;
   msg.mutable_issm()->set_handle(file.handle);
@@ -638,7 +660,8 @@ int Host::IssmPath(const char* ca_name, int portnum, char* path, int max) {
   if (issm.path.empty()) {
     issm.path = cfg_.run_dir.path + "/ibemu-issm-" + std::to_string(getpid()) + "-" +
                 std::to_string(portnum);
-    int fd = open(issm.path.c_str(), O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+    RemoveIssmFilesOfDeadProcesses(cfg_.run_dir.path);
+    int fd = open(issm.path.c_str(), O_CREAT | O_WRONLY | O_CLOEXEC | O_NOFOLLOW, 0600);
     if (fd < 0) {
       Warn(__func__, "cannot create %s: %s", issm.path.c_str(), std::strerror(errno));
       issm_.erase(portnum);
