@@ -3,14 +3,18 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <thread>
+#include <vector>
 #include <zmq.hpp>
+#include <zmq_addon.hpp>
 
 #include "common/transport/run_dir.h"
 #include "control.pb.h"
@@ -142,7 +146,10 @@ int Up(scenario::Scenario s, const UpOptions& o) {
   // The sockets go before the results are written (and the instance, declared first, after
   // them), so that `ibemu down` returning means the files are gone and the results are there.
   auto ctx = std::make_unique<zmq::context_t>();
-  auto rep = std::make_unique<zmq::socket_t>(*ctx, zmq::socket_type::rep);
+  // A ROUTER rather than a REP: a REP whose reply cannot be sent is stuck wanting to send, and
+  // a client that floods requests without reading replies could wedge the service that way. The
+  // ROUTER drops what it cannot deliver; REQ clients see no difference.
+  auto rep = std::make_unique<zmq::socket_t>(*ctx, zmq::socket_type::router);
   rep->set(zmq::sockopt::linger, 0);
   // Nothing a client legitimately sends comes near this; a peer that sends more is disconnected
   // by ZeroMQ before its message is buffered.
@@ -200,9 +207,18 @@ int Up(scenario::Scenario s, const UpOptions& o) {
       umad->ForgetDeparted();
       next_sweep = Clock::now() + std::chrono::milliseconds(500);
     }
-    if (items[0].revents & ZMQ_POLLIN) {
-      zmq::message_t m;
-      if (rep->recv(m, zmq::recv_flags::dontwait)) {
+    std::vector<zmq::message_t> frames;
+    while ((items[0].revents & ZMQ_POLLIN) && !g_stop &&
+           zmq::recv_multipart(*rep, std::back_inserter(frames), zmq::recv_flags::dontwait)) {
+      // [routing id, ..., empty delimiter, request]; anything else is not a REQ's and is dropped.
+      auto delim = std::find_if(frames.begin(), frames.end(),
+                                [](const zmq::message_t& f) { return f.size() == 0; });
+      if (delim == frames.end() || delim + 2 != frames.end()) {
+        frames.clear();
+        continue;
+      }
+      const zmq::message_t& m = frames.back();
+      {
         control::ServiceRequest req;
         control::ServiceReply reply;
         reply.set_name(o.name);
@@ -252,8 +268,10 @@ int Up(scenario::Scenario s, const UpOptions& o) {
           }
         }
         std::string b = reply.SerializeAsString();
-        // A client that asked and left is not waited for.
-        (void)rep->send(zmq::buffer(b), zmq::send_flags::dontwait);
+        // A client that asked and left, or does not read its replies, is not waited for.
+        frames.back().rebuild(b.data(), b.size());
+        (void)zmq::send_multipart(*rep, frames, zmq::send_flags::dontwait);
+        frames.clear();
       }
     }
     if (g_stop) break;

@@ -1,6 +1,7 @@
 // A fabric brought up with `ibemu up` for the length of one test, and the tools around it: run
 // a program on an HCA port through `ibemu exec`, start OpenSM and wait for SUBNET UP.
 #pragma once
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -49,6 +50,12 @@ class UpFabric {
     ready_ = Shell("IBEMU_RUN_DIR=" + dir_ + " " + IBEMU_BINARY + " status --wait 30 --name " +
                    name_ + " >/dev/null")
                  .status == 0;
+    if (!ready_) {
+      std::ifstream in(dir_ + "/up.log");
+      std::stringstream log;
+      log << in.rdbuf();
+      ADD_FAILURE() << "fabric '" << name_ << "' did not answer within 30 s:\n" << log.str();
+    }
   }
   // Whether `ibemu status` answered within 30 s of the start.
   bool ready() const { return ready_; }
