@@ -3,6 +3,7 @@
 // run within seconds with a message naming it.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -10,16 +11,19 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <regex>
 #include <sstream>
 #include <thread>
 #include <vector>
 
 #include "tests/integration/cli_util.h"
+#include "tests/integration/golden_digests.h"
 
 namespace {
 
 using ibemu::testing::CliResult;
 using ibemu::testing::SpawnIbemu;
+using ibemu::testing::TempDir;
 
 CliResult Cli(const std::string& args) {
   return ibemu::testing::Ibemu(args);
@@ -48,14 +52,15 @@ std::string FlowRows(const std::string& out) {
 
 TEST(Partitions, Scenario1HasOneDigestInOneProcessThreeProcessesAndOneProcessPerDevice) {
   std::string scen = std::string(IBEMU_SOURCE_DIR) + "/configs/scenarios/testbed-scenario1.yaml";
-  std::string common = "run -q --no-plot " + scen + " -o /tmp/ibemu_partitions_test";
+  TempDir out("partitions");
+  std::string common = "run -q --no-plot " + scen + " -o " + out.path();
   CliResult one = Cli(common);
   CliResult three = Cli(common + " --partitions 3");
   CliResult each = Cli(common + " --per-device");
   ASSERT_EQ(one.status, 0) << one.out;
   ASSERT_EQ(three.status, 0) << three.out;
   ASSERT_EQ(each.status, 0) << each.out;
-  EXPECT_EQ(Digest(one.out).size(), 16u) << one.out;
+  EXPECT_EQ(Digest(one.out), ibemu::testing::GoldenFor("TestBedScenario1").digest) << one.out;
   EXPECT_EQ(Digest(three.out), Digest(one.out));
   EXPECT_EQ(Digest(each.out), Digest(one.out));
   EXPECT_NE(Line(three.out, "digest ").find("(partitioned, 3 processes)"), std::string::npos);
@@ -70,8 +75,8 @@ TEST(Partitions, Scenario1HasOneDigestInOneProcessThreeProcessesAndOneProcessPer
 
 TEST(Partitions, TcpTransportGivesTheSameDigest) {
   std::string scen = std::string(IBEMU_SOURCE_DIR) + "/configs/scenarios/fig2_4.yaml";
-  std::string common =
-      "run -q --no-plot " + scen + " -o /tmp/ibemu_partitions_test --duration 300us";
+  TempDir out("partitions-tcp");
+  std::string common = "run -q --no-plot " + scen + " -o " + out.path() + " --duration 300us";
   CliResult one = Cli(common);
   CliResult tcp = Cli(common + " --partitions 2 --transport tcp");
   ASSERT_EQ(tcp.status, 0) << tcp.out;
@@ -81,12 +86,13 @@ TEST(Partitions, TcpTransportGivesTheSameDigest) {
 // Processes started by hand (as on other hosts), bound on different loopback addresses.
 TEST(Partitions, ProcessesStartedElsewhereJoinOverTcpAndGiveTheSameDigest) {
   std::string scen = std::string(IBEMU_SOURCE_DIR) + "/configs/scenarios/fig2_4.yaml";
+  TempDir tmp("spawn-none");
   std::string one =
-      Digest(Cli("run -q --no-plot " + scen + " -o /tmp/ibemu_spawn_none --duration 300us").out);
-  std::string log = "/tmp/ibemu_spawn_none.log";
+      Digest(Cli("run -q --no-plot " + scen + " -o " + tmp.path() + " --duration 300us").out);
+  std::string log = tmp / "launcher.log";
   pid_t launcher =
-      SpawnIbemu({"run", "-q", "--no-plot", scen, "-o", "/tmp/ibemu_spawn_none", "--duration",
-                  "300us", "--partitions", "2", "--transport", "tcp", "--spawn", "none"},
+      SpawnIbemu({"run", "-q", "--no-plot", scen, "-o", tmp.path(), "--duration", "300us",
+                  "--partitions", "2", "--transport", "tcp", "--spawn", "none"},
                  log);
   std::string endpoint;
   for (int i = 0; i < 100 && endpoint.empty(); ++i) {
@@ -113,51 +119,76 @@ TEST(Partitions, ProcessesStartedElsewhereJoinOverTcpAndGiveTheSameDigest) {
   EXPECT_EQ(Digest(text), one) << text;
 }
 
+// The children of `pid` now, from /proc (pgrep -P would do, but this needs no procps).
+std::vector<pid_t> ChildrenOf(pid_t pid) {
+  std::vector<pid_t> kids;
+  std::ifstream in("/proc/" + std::to_string(pid) + "/task/" + std::to_string(pid) + "/children");
+  for (pid_t k; in >> k;) kids.push_back(k);
+  return kids;
+}
+
+// The largest virtual time (ms) a progress line in `text` shows, or -1.
+double ProgressMs(const std::string& text) {
+  double best = -1;
+  std::regex re("t=([0-9.]+) ms");
+  for (std::sregex_iterator it(text.begin(), text.end(), re), end; it != end; ++it)
+    best = std::max(best, std::stod((*it)[1]));
+  return best;
+}
+
+std::string ReadAll(const std::string& path) {
+  std::ifstream in(path);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
 TEST(Partitions, AKilledProcessStopsTheRunWithAMessageNamingIt) {
   std::string scen =
       std::string(IBEMU_SOURCE_DIR) + "/configs/scenarios/testbed-scenario1-full.yaml";
-  std::string log = "/tmp/ibemu_kill_test.log";
-  pid_t launcher = SpawnIbemu(
-      {"run", "-q", "--no-plot", scen, "-o", "/tmp/ibemu_kill_test_out", "--partitions", "2"}, log);
-  // Find a worker (a child of the launcher) once the run is going.
-  pid_t victim = -1;
-  for (int i = 0; i < 100 && victim < 0; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    FILE* p = popen(("pgrep -P " + std::to_string(launcher)).c_str(), "r");
-    int pid = -1;
-    if (p && fscanf(p, "%d", &pid) == 1) victim = pid;
-    if (p) pclose(p);
+  // Processes of the run that outlive the launcher are re-parented to this test, not to init, so
+  // the test can see them (and reap them) instead of losing track of them.
+  ASSERT_EQ(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
+  TempDir tmp("kill");
+  std::string log = tmp / "launcher.log";
+  pid_t launcher =
+      SpawnIbemu({"run", "--no-plot", scen, "-o", tmp / "out", "--partitions", "2"}, log);
+  // Kill a worker once the run is going: both workers exist and virtual time has advanced.
+  std::vector<pid_t> workers;
+  auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (std::chrono::steady_clock::now() < until &&
+         (workers.size() < 2 || ProgressMs(ReadAll(log)) <= 0)) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    workers = ChildrenOf(launcher);
   }
-  ASSERT_GT(victim, 0) << "no worker process appeared";
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));
-  kill(victim, SIGKILL);
+  ASSERT_EQ(workers.size(), 2u) << "the launcher did not start two workers\n" << ReadAll(log);
+  ASSERT_GT(ProgressMs(ReadAll(log)), 0) << "the run did not get going\n" << ReadAll(log);
+  kill(workers[0], SIGKILL);
   auto t0 = std::chrono::steady_clock::now();
   int st = 0;
   pid_t done = 0;
   while ((done = waitpid(launcher, &st, WNOHANG)) == 0 &&
          std::chrono::steady_clock::now() - t0 < std::chrono::seconds(15))
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
   if (done == 0) {
     kill(launcher, SIGKILL);
     waitpid(launcher, &st, 0);
+    for (pid_t w : workers) kill(w, SIGKILL);
     FAIL() << "the launcher did not stop within 15 s of a worker dying";
   }
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   EXPECT_LT(secs, 5.0);
   ASSERT_TRUE(WIFEXITED(st));
   EXPECT_EQ(WEXITSTATUS(st), 2);
-  std::ifstream in(log);
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string text = ReadAll(log);
   EXPECT_NE(text.find("was killed by signal 9"), std::string::npos) << text;
   EXPECT_NE(text.find("emulator process for partition"), std::string::npos) << text;
   EXPECT_NE(text.find("devices "), std::string::npos) << text;
-  // No process of the run is left behind.
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  FILE* p = popen(("pgrep -P " + std::to_string(launcher)).c_str(), "r");
-  int stray = -1;
-  bool any = p && fscanf(p, "%d", &stray) == 1;
-  if (p) pclose(p);
-  EXPECT_FALSE(any);
+  // No process of the run is left behind: the launcher reaped both workers before it exited, so
+  // neither is a child of this test now (a survivor would have been re-parented here).
+  for (pid_t w : workers) {
+    pid_t r = waitpid(w, nullptr, WNOHANG);
+    EXPECT_TRUE(r < 0 && errno == ECHILD) << "worker " << w << " outlived the launcher";
+    if (r == 0) kill(w, SIGKILL);
+  }
 }
 
 }  // namespace

@@ -38,9 +38,7 @@ class UpFabric {
  public:
   UpFabric(const std::string& file, const std::vector<std::string>& extra) {
     name_ = "mgmt" + std::to_string(getpid()) + "_" + std::to_string(++count_);
-    dir_ = "/tmp/ibemu_mgmt_" + name_;
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
+    dir_ = tmp_.path();
     setenv("IBEMU_RUN_DIR", dir_.c_str(), 1);
     std::vector<std::string> args{"up", file, "--name", name_, "-q", "-o", dir_ + "/results"};
     args.insert(args.end(), extra.begin(), extra.end());
@@ -59,10 +57,7 @@ class UpFabric {
   }
   // Whether `ibemu status` answered within 30 s of the start.
   bool ready() const { return ready_; }
-  ~UpFabric() {
-    Down();
-    fs::remove_all(dir_);
-  }
+  ~UpFabric() { Down(); }
   // Runs a tool on node:port; stdout and stderr together.
   CliResult Exec(const std::string& port, const std::string& cmd) const {
     return Shell("IBEMU_RUN_DIR=" + dir_ + " timeout 60 " + IBEMU_BINARY + " exec --name " + name_ +
@@ -126,6 +121,7 @@ class UpFabric {
 
  private:
   static inline int count_ = 0;
+  TempDir tmp_{"mgmt"};  // the run directory, results and logs; removed with the fabric
   std::string name_, dir_;
   pid_t pid_ = -1;
   bool ready_ = false;
@@ -171,9 +167,25 @@ inline void StopProcess(pid_t pid) {
   waitpid(pid, &st, 0);
 }
 
+// A subnet manager (OpenSM or ibemu-fabricmgr) started through `ibemu exec`; stopped at the
+// latest when the test ends.
+struct SmProcess {
+  pid_t pid = -1;
+  std::string log;  // its log file
+  SmProcess() = default;
+  SmProcess(const SmProcess&) = delete;
+  SmProcess& operator=(const SmProcess&) = delete;
+  ~SmProcess() { Stop(); }
+  void Stop() {
+    StopProcess(pid);
+    pid = -1;
+  }
+  std::string Log() const { return ReadFile(log); }
+};
+
 // The output port ibroute lists for `lid`, or -1.
 inline int RoutePort(const std::string& ibroute, int64_t lid) {
-  char entry[16];
+  char entry[24];
   std::snprintf(entry, sizeof entry, "0x%04llx ", static_cast<long long>(lid));
   auto at = ibroute.find(entry);
   if (at == std::string::npos) return -1;

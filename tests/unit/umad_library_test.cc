@@ -783,8 +783,7 @@ TEST_F(UmadLibraryTest, IssmFileAssertsIsSmWhileOpen) {
   // OpenSM holds the path open as long as it is the SM; closing it clears IsSM.
   int issm_fd = open(path, O_NONBLOCK);
   ASSERT_GE(issm_fd, 0);
-  std::this_thread::sleep_for(50ms);
-  close(issm_fd);
+  close(issm_fd);  // the open and the close arrive in order: the count goes 1, then 0
   EXPECT_TRUE(fabric_->WaitFor([&](const auto& all) { return last_issm(all) == false; }));
   issm_fd = open(path, O_NONBLOCK);
   EXPECT_TRUE(fabric_->WaitFor([&](const auto& all) { return last_issm(all) == true; }));
