@@ -3,8 +3,6 @@
 #include <set>
 #include <stdexcept>
 
-#include "emulator/policy/builtin.h"
-
 namespace ibemu::fabricmgr {
 namespace {
 
@@ -93,7 +91,7 @@ routing::LidMap ToLidMap(const Subnet& s, const topology::Topology& t,
 }
 
 void CheckEngine(const std::string& engine) {
-  policy::RegisterRoutingEngines();
+  routing::RegisterRoutingEngines();
   auto& registry = routing::RoutingRegistry::Get();
   if (!registry.Has(engine))
     throw std::invalid_argument("unknown routing engine '" + engine +

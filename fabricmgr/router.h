@@ -1,4 +1,4 @@
-// Routing what was discovered with the emulator's engines (emulator/routing): the subnet becomes
+// Routing what was discovered with the shared engines (common/routing): the subnet becomes
 // a topology::Topology (node i of the subnet is node i of the topology, cables between linked
 // ports), the assigned LIDs a LidMap, and the engine named in the policy fills the LFTs.
 #pragma once
@@ -6,7 +6,7 @@
 #include <map>
 #include <string>
 
-#include "emulator/routing/routing_engine.h"
+#include "common/routing/routing_engine.h"
 #include "fabricmgr/subnet.h"
 
 namespace ibemu::fabricmgr {

@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <iostream>
 
+#include "common/routing/routing_engine.h"
+#include "common/topology/ibnetdiscover_parser.h"
 #include "emulator/fabric/fabric_service.h"
 #include "emulator/fabric/partitioned_runner.h"
 #include "emulator/fabric/runner.h"
@@ -15,9 +17,7 @@
 #include "emulator/policy/input_queuing.h"
 #include "emulator/policy/vl_arbiter.h"
 #include "emulator/results/report.h"
-#include "emulator/routing/routing_engine.h"
 #include "emulator/scenario/scenario.h"
-#include "emulator/topology/ibnetdiscover_parser.h"
 
 namespace {
 

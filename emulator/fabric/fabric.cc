@@ -3,9 +3,9 @@
 #include <algorithm>
 
 #include "common/mad/smp_attributes.h"
+#include "common/routing/routing_engine.h"
 #include "emulator/hca/hca.h"
 #include "emulator/policy/builtin.h"
-#include "emulator/routing/routing_engine.h"
 #include "emulator/switch/switch.h"
 
 namespace ibemu::fabric {
@@ -52,8 +52,8 @@ uint8_t VlCapCode(int data_vls) {
 
 // The management view of a device as it powers up: identity, link fields, and, with the
 // builtin subnet manager, the LIDs and Active ports an SM would have left behind.
-void InitManagement(Device* d, const scenario::Scenario& s, int n, const routing::LidMap& lids,
-                    const policy::VlArbConfig& vc) {
+void InitManagement(mgmt::ManagedNode* d, const scenario::Scenario& s, int n,
+                    const routing::LidMap& lids, const policy::VlArbConfig& vc) {
   const topology::Node& node = s.topo.nodes[n];
   bool sw = node.type == topology::NodeType::kSwitch;
   bool builtin = s.subnet_manager == "builtin";
@@ -92,16 +92,16 @@ void InitManagement(Device* d, const scenario::Scenario& s, int n, const routing
     if (p == 0) {
       if (!sw) continue;
       // A switch's management port is always up (as in ibsim); its LID is the switch's.
-      pm.phys_state = 5;
-      pm.port_state = 4;
+      d->port(0).phys_state = 5;
+      d->port(0).port_state = 4;
       pm.lid = builtin ? lids.lid[n][0] : 0;
       continue;
     }
     const topology::Cable* c = s.topo.CableAt({n, p});
     if (c) {
       SetLinkFields(&pm, c->rate);
-      pm.phys_state = 5;  // LinkUp
-      pm.port_state = builtin ? 4 : 2;
+      d->port(p).phys_state = 5;  // LinkUp
+      d->port(p).port_state = builtin ? 4 : 2;
       pm.lid = builtin && !sw ? lids.lid[n][p] : 0;
     } else {
       SetLinkFields(&pm, link::LinkRate{});
@@ -185,7 +185,7 @@ std::unique_ptr<Fabric> BuildFabric(const scenario::Scenario& s, const std::vect
       vl_blocks = s.hca.vl_buffer_blocks;
       f->devices[n] = std::move(h);
     }
-    Device* d = f->devices[n].get();
+    mgmt::ManagedNode* d = f->devices[n].get();
     d->SetStats(stats);
     d->set_mgmt_latency(s.mgmt_latency);
     InitManagement(d, s, static_cast<int>(n), f->lids, s.sw.vlarb_config);
@@ -198,7 +198,7 @@ std::unique_ptr<Fabric> BuildFabric(const scenario::Scenario& s, const std::vect
       const topology::Cable* c = t.CableAt({static_cast<int>(n), p});
       if (!c) continue;
       topology::PortRef peer = t.Peer({static_cast<int>(n), p});
-      port::LinkEnd l;
+      link::LinkEnd l;
       l.connected = true;
       l.peer_lp = static_cast<engine::LpId>(peer.node);
       l.peer_port = static_cast<uint16_t>(peer.port);

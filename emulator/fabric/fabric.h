@@ -6,20 +6,28 @@
 #include <memory>
 #include <vector>
 
-#include "emulator/fabric/device.h"
-#include "emulator/fabric/fabric_context.h"
-#include "emulator/results/flow_stats.h"
-#include "emulator/routing/lid_map.h"
+#include "common/routing/lid_map.h"
+#include "emulator/link/fabric_context.h"
+#include "emulator/mgmt/managed_node.h"
+#include "emulator/policy/input_queuing.h"
 #include "emulator/scenario/scenario.h"
+#include "emulator/stats/flow_stats.h"
 
 namespace ibemu::fabric {
+
+// The builders and runners assemble link-layer devices; these names are theirs as much.
+using engine::Packet;
+using link::FabricContext;
+using link::PacketTap;
+using link::SimTime;
+using link::StatsConfig;
 
 struct Fabric {
   FabricContext ctx;
   std::unique_ptr<policy::InputQueuing> queuing;
   routing::LidMap lids;
-  std::vector<std::unique_ptr<Device>> devices;  // [node index], null if not built here
-  results::FlowTable flows;
+  std::vector<std::unique_ptr<mgmt::ManagedNode>> devices;  // [node index], null if not built here
+  stats::FlowTable flows;
 };
 
 // How long after a packet's head arrives node `n` first acts on it (Device::set_rx_delay): a

@@ -256,7 +256,7 @@ int Up(scenario::Scenario s, const UpOptions& o) {
               e.lp = static_cast<engine::LpId>(n);
               e.src = 0xFFFFFFFDu;  // the service, after every device
               e.seq = link_seq++;
-              e.kind = Device::kLinkCommand;
+              e.kind = mgmt::ManagedNode::kLinkCommand;
               e.port = static_cast<uint16_t>(l.port());
               e.a = l.up() ? 1 : 0;
               part.Schedule(e);

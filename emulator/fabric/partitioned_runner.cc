@@ -109,7 +109,7 @@ void FillResult(const scenario::Scenario& s, const Fabric& f, const engine::Part
       r->set_packet_hops(r->packet_hops() + d->port(p).stats.tx_packets);
   }
   for (size_t i = 0; i < f.flows.flows.size(); ++i) {
-    const results::FlowStats& fs = f.flows.flows[i];
+    const stats::FlowStats& fs = f.flows.flows[i];
     auto* fr = r->add_flows();
     fr->set_flow(static_cast<uint32_t>(i));
     for (int64_t v : fs.rx_payload.values()) fr->add_rx_bins(v);
@@ -557,16 +557,16 @@ RunResult RunPartitioned(const scenario::Scenario& s, const PartitionOptions& o)
     ++done;
     for (const auto& lp : res.lps()) r.lp_digests[lp.lp()] = lp.digest();
     for (const auto& fr : res.flows()) {
-      results::FlowStats fs;
+      stats::FlowStats fs;
       fs.rx_payload.Init(s.interval, s.bins());
       fs.tx_payload.Init(s.interval, s.bins());
       for (int b = 0; b < fr.rx_bins_size() && b < s.bins(); ++b) {
         fs.rx_payload.mutable_values()[b] = fr.rx_bins(b);
         fs.tx_payload.mutable_values()[b] = fr.tx_bins(b);
       }
-      fs.latency = results::LatencyHistogram::FromRaw(
-          {fr.latency_counts().begin(), fr.latency_counts().end()}, fr.latency_n(),
-          fr.latency_sum(), fr.latency_max());
+      fs.latency =
+          stats::LatencyHistogram::FromRaw({fr.latency_counts().begin(), fr.latency_counts().end()},
+                                           fr.latency_n(), fr.latency_sum(), fr.latency_max());
       fs.rx_packets = fr.rx_packets();
       fs.tx_packets = fr.tx_packets();
       fs.messages = fr.messages();

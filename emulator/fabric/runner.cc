@@ -54,7 +54,7 @@ std::vector<PortSummary> SummarizePorts(const Fabric& f, const scenario::Scenari
   for (const auto& d : f.devices) {
     if (!d) continue;
     for (int p = 1; p <= d->num_ports(); ++p) {
-      const port::Port& pt = d->port(p);
+      const link::Port& pt = d->port(p);
       if (!pt.link.connected) continue;
       for (int vl = 0; vl < pt.data_vls; ++vl) {
         PortSummary ps;

@@ -28,7 +28,7 @@ struct PortSummary {
 };
 
 struct RunResult {
-  results::FlowTable flows;
+  stats::FlowTable flows;
   std::vector<PortSummary> ports;    // in device order, then port, then VL
   std::vector<uint64_t> lp_digests;  // [LP id]
   std::string mode = "embedded";

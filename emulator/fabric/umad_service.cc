@@ -110,7 +110,7 @@ void UmadService::Handle(const std::string& routing_id, const std::string& body)
   umad::FromFabric rep;
   rep.set_request(req.request());
   auto describe = [&](int n, umad::CaAttributes* ca) {
-    Device& d = *f_.devices[n];
+    mgmt::ManagedNode& d = *f_.devices[n];
     const mgmt::NodeMgmt& nm = d.node_mgmt();
     ca->set_ca_name("ibemu0");
     ca->set_node(s_.topo.nodes[n].name);
@@ -129,8 +129,8 @@ void UmadService::Handle(const std::string& routing_id, const std::string& body)
       pa->set_lmc(pm.lmc);
       pa->set_sm_lid(pm.sm_lid);
       pa->set_sm_sl(pm.sm_sl);
-      pa->set_state(pm.port_state);
-      pa->set_phys_state(pm.phys_state);
+      pa->set_state(d.port_state(p));
+      pa->set_phys_state(d.phys_state(p));
       pa->set_rate(RateGbps(pm));
       pa->set_capmask(pm.capability_mask);
       pa->set_gid_prefix(pm.gid_prefix);
@@ -219,7 +219,7 @@ void UmadService::Handle(const std::string& routing_id, const std::string& body)
       for (auto& [key, v] : attached_)
         for (const Client& c : v) {
           if (c.routing_id != routing_id || c.handle != sd.handle()) continue;
-          Device& d = *f_.devices[key.first];
+          mgmt::ManagedNode& d = *f_.devices[key.first];
           engine::Packet* pkt = part_.pool().Get();
           mgmt::MadAddress a;
           a.dlid = static_cast<uint16_t>(sd.addr().lid());
@@ -236,7 +236,7 @@ void UmadService::Handle(const std::string& routing_id, const std::string& body)
           e.lp = key.first;
           e.src = kInjectSource;
           e.seq = seq_++;
-          e.kind = Device::kMadFromClient;
+          e.kind = mgmt::ManagedNode::kMadFromClient;
           e.port = static_cast<uint16_t>(key.second);
           e.pkt = pkt;
           part_.Schedule(e);

@@ -14,7 +14,7 @@
 
 namespace ibemu::fabric {
 
-class UmadService : public MadClient {
+class UmadService : public mgmt::MadClient {
  public:
   UmadService(zmq::context_t& ctx, const std::string& endpoint, Fabric& f,
               const scenario::Scenario& s, engine::Partition& part);

@@ -13,8 +13,8 @@
 namespace ibemu::hca {
 
 Hca::Hca(engine::LpId id, std::string name, int num_ports, const HcaConfig& cfg,
-         const fabric::FabricContext* ctx, results::FlowTable* flows, uint64_t seed)
-    : Device(id, std::move(name), num_ports),
+         const link::FabricContext* ctx, stats::FlowTable* flows, uint64_t seed)
+    : ManagedNode(id, std::move(name), num_ports),
       cfg_(cfg),
       ctx_(ctx),
       flows_(flows),
@@ -125,14 +125,14 @@ bool Hca::QpReady(const QueuePair& qp, int p, int vl) const {
   uint32_t wire = wire::kLrhBytes + wire::kBthBytes + payload + (4 - payload % 4) % 4 +
                   engine::kIcrcBytes + engine::kVcrcBytes;
   uint32_t blocks = (wire + wire::kCreditBlockBytes - 1) / wire::kCreditBlockBytes;
-  const port::Port& pt = ports_[p];
+  const link::Port& pt = ports_[p];
   int dest = ctx_->DestIndex(qp.dlid);
   int cls = ctx_->queuing->CreditClass(dest < 0 ? 0 : dest);
   return pt.tx[pt.Slot(vl, cls)].Fits(blocks);
 }
 
 void Hca::Arbitrate(int p) {
-  port::Port& pt = ports_[p];
+  link::Port& pt = ports_[p];
   if (!link_up(p)) return;
   if (pt.tx_free_at > now()) {
     WakeAt(p, pt.tx_free_at);
@@ -244,7 +244,7 @@ void Hca::SendData(int p, int vl, uint32_t qi) {
   Transmit(p, pkt, vl, cls, now());
   pstate_[p].vlarb->Sent(vl, bytes);
   dma_free_at_ = std::max(dma_free_at_, now()) + cfg_.host_tx.Time(payload);
-  results::FlowStats& fs = flows_->flows[src.cfg.flow];
+  stats::FlowStats& fs = flows_->flows[src.cfg.flow];
   fs.tx_payload.Add(now(), payload);
   ++fs.tx_packets;
 
@@ -277,8 +277,7 @@ void Hca::OnPacket(int p, Packet* pkt) {
     QueueForAgents(p, pkt);
     return;
   }
-  if (lrh.vl() == policy::kVl15 || !port_mgmt_[p].OwnsLid(lrh.dlid()) ||
-      port_mgmt_[p].port_state < 3) {
+  if (lrh.vl() == policy::kVl15 || !port_mgmt_[p].OwnsLid(lrh.dlid()) || ports_[p].port_state < 3) {
     // Misrouted packets, and data on a port that may not receive it yet, are counted and dropped.
     ++ports_[p].stats.dropped_no_route;
     Release(p, lrh.vl(), pkt->credit_class, pkt->blocks());
@@ -299,7 +298,7 @@ void Hca::Deliver(int p, Packet* pkt) {
   wire::Bth bth = pkt->bth();
   uint8_t op = bth.opcode();
   if (op <= wire::opcode::kRcSendOnly && pkt->flow != engine::kNoFlow) {
-    results::FlowStats& fs = flows_->flows[pkt->flow];
+    stats::FlowStats& fs = flows_->flows[pkt->flow];
     fs.rx_payload.Add(now(), pkt->payload_len);
     ++fs.rx_packets;
     fs.latency.Add(now() - pkt->created);
@@ -321,7 +320,7 @@ void Hca::Deliver(int p, Packet* pkt) {
   FreePacket(pkt);
 }
 
-void Hca::HandleDevice(const fabric::Event& e) {
+void Hca::HandleDevice(const engine::Event& e) {
   switch (e.kind) {
     case kMessage: {
       const TrafficSource& s = sources_[e.a].cfg;

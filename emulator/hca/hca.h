@@ -9,30 +9,22 @@
 #include <unordered_map>
 #include <vector>
 
-#include "emulator/fabric/device.h"
-#include "emulator/fabric/fabric_context.h"
+#include "emulator/hca/hca_config.h"
 #include "emulator/hca/traffic_source.h"
+#include "emulator/link/fabric_context.h"
+#include "emulator/mgmt/managed_node.h"
+#include "emulator/policy/input_queuing.h"
 #include "emulator/policy/vl_arbiter.h"
-#include "emulator/results/flow_stats.h"
+#include "emulator/stats/flow_stats.h"
 
 namespace ibemu::hca {
 
-using fabric::Packet;
+using engine::Packet;
 
-struct HcaConfig {
-  int data_vls = 1;
-  uint32_t vl_buffer_blocks = 128;
-  uint32_t mtu = 2048;
-  link::ByteRate host_tx;  // payload bytes the host can feed the HCA; 0 = unlimited
-  link::ByteRate host_rx;  // payload bytes the host can absorb
-  std::string vlarb = "vlarb.ib";
-  policy::VlArbConfig vlarb_config;
-};
-
-class Hca : public fabric::Device {
+class Hca : public mgmt::ManagedNode {
  public:
   Hca(engine::LpId id, std::string name, int num_ports, const HcaConfig& cfg,
-      const fabric::FabricContext* ctx, results::FlowTable* flows, uint64_t seed);
+      const link::FabricContext* ctx, stats::FlowTable* flows, uint64_t seed);
 
   void set_lid(int port, uint16_t lid) { port_mgmt_[port].lid = lid; }
   uint16_t lid(int port) const { return port_mgmt_[port].lid; }
@@ -84,7 +76,7 @@ class Hca : public fabric::Device {
     std::unique_ptr<policy::VlArbiter> vlarb;
   };
 
-  void HandleDevice(const fabric::Event& e) override;
+  void HandleDevice(const engine::Event& e) override;
   void OnPacket(int p, Packet* pkt) override;
   void Arbitrate(int p) override;
 
@@ -109,8 +101,8 @@ class Hca : public fabric::Device {
   double Uniform01();
 
   HcaConfig cfg_;
-  const fabric::FabricContext* ctx_;
-  results::FlowTable* flows_;
+  const link::FabricContext* ctx_;
+  stats::FlowTable* flows_;
   std::vector<std::array<uint8_t, 16>> sl2vl_;
   std::vector<PortState> pstate_;
   std::vector<SourceState> sources_;

@@ -17,9 +17,13 @@ class ManagedDevice {
   virtual int mgmt_num_ports() const = 0;  // physical ports
   virtual bool is_switch() const = 0;
   virtual bool port_cabled(int p) const = 0;
+  // PortInfo:PortState and PortPhysicalState, which the link layer keeps.
+  virtual uint8_t port_state(int p) const = 0;
+  virtual uint8_t phys_state(int p) const = 0;
   virtual int data_vls() const = 0;
   virtual int64_t mgmt_now_ps() const = 0;
-  // Port p's counters as they stand: port_mgmt(p).counters with the data totals filled in.
+  // Port p's counters as they stand: port_mgmt(p).counters with what the link layer counts (data
+  // totals, per-SL octets, LinkDowned) filled in.
   virtual PortCounters CountersNow(int p) const = 0;
 
   // Switch tables (never called on a CA).
@@ -31,7 +35,7 @@ class ManagedDevice {
   // The VLArbitrationTable or VLHighLimit of `port` changed: rebuild its arbiter.
   virtual void VlArbChanged(int port) = 0;
   // An SMP asked for a new PortState or PortPhysicalState (0 = leave as is). The device applies
-  // it to the link (a disabled port takes its peer down) and updates PortMgmt.
+  // it to the link (a disabled port takes its peer down).
   virtual void RequestPortState(int port, uint8_t port_state, uint8_t phys_state) = 0;
 };
 

@@ -14,9 +14,9 @@ namespace ibemu::mgmt {
 
 // Counters as the PMA reports them: octets and packets of data packets (not link packets),
 // errors and discards. The PMA keeps a baseline per counter so that a clear (CounterSelect) does
-// not disturb the emulator's own results. The totals of data octets and packets are the port's
-// statistics (port::PortStats), filled in by ManagedDevice::CountersNow; the device counts the
-// rest here.
+// not disturb the emulator's own results. The totals of data octets and packets, the per-SL
+// octets and LinkDowned are the link layer's (link::PortStats), filled in by
+// ManagedDevice::CountersNow; the device counts the rest here.
 struct PortCounters {
   uint64_t xmit_data = 0, rcv_data = 0;  // octets from LRH through VCRC (PMA divides by 4)
   uint64_t xmit_pkts = 0, rcv_pkts = 0;
@@ -64,8 +64,6 @@ struct PortMgmt {
   uint8_t link_width_enabled = 0, link_width_supported = 0, link_width_active = 0;
   uint8_t link_speed_supported = 0, link_speed_enabled = 0, link_speed_active = 0;
   uint8_t link_speed_ext_supported = 0, link_speed_ext_enabled = 0, link_speed_ext_active = 0;
-  uint8_t port_state = 1;  // Down
-  uint8_t phys_state = 2;  // Polling
   uint8_t link_down_default = 2;
   uint8_t neighbor_mtu = 4;  // 2048
   uint8_t mtu_cap = 5;       // 4096

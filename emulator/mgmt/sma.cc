@@ -63,8 +63,8 @@ void PortInfoFill(ManagedDevice& d, int p, int in, uint8_t* data, bool hide_key)
   Set(data, kLinkWidthSupported, pm.link_width_supported);
   Set(data, kLinkWidthActive, pm.link_width_active);
   Set(data, kLinkSpeedSupported, pm.link_speed_supported);
-  Set(data, kPortState, pm.port_state);
-  Set(data, kPortPhysicalState, pm.phys_state);
+  Set(data, kPortState, d.port_state(p));
+  Set(data, kPortPhysicalState, d.phys_state(p));
   Set(data, kLinkDownDefaultState, pm.link_down_default);
   Set(data, kMKeyProtectBits, pm.m_key_protect);
   Set(data, kLmc, pm.lmc);
@@ -125,7 +125,7 @@ uint16_t PortInfoSet(ManagedDevice& d, int p, const uint8_t* data) {
   uint8_t lmc = static_cast<uint8_t>(Get(data, kLmc));
   uint8_t mtu = static_cast<uint8_t>(Get(data, kNeighborMtu));
   // Validate everything before changing anything: a refused Set leaves the port as it was.
-  if (!StateTransitionValid(pm.port_state, state)) return status::kBadAttrValue;
+  if (!StateTransitionValid(d.port_state(p), state)) return status::kBadAttrValue;
   if (phys != kPhysNoChange && phys != kPhysPolling && phys != kPhysDisabled)
     return status::kBadAttrValue;
   if (!port0 && oper_vls > pm.vl_cap) return status::kBadAttrValue;

@@ -2,6 +2,8 @@
 
 #include <mutex>
 
+#include "common/routing/routing_engine.h"
+
 namespace ibemu::policy {
 
 void RegisterBuiltins() {
@@ -10,7 +12,7 @@ void RegisterBuiltins() {
     RegisterVlArbiters();
     RegisterInputArbiters();
     RegisterInputQueuings();
-    RegisterRoutingEngines();
+    routing::RegisterRoutingEngines();
   });
 }
 

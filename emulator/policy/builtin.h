@@ -6,7 +6,6 @@ namespace ibemu::policy {
 void RegisterVlArbiters();
 void RegisterInputArbiters();
 void RegisterInputQueuings();
-void RegisterRoutingEngines();
 void RegisterBuiltins();
 
 }  // namespace ibemu::policy

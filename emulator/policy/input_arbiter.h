@@ -8,7 +8,7 @@
 #include <type_traits>
 #include <utility>
 
-#include "emulator/policy/registry.h"
+#include "common/policy/registry.h"
 
 namespace ibemu::policy {
 

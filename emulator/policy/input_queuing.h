@@ -9,7 +9,7 @@
 #include <memory>
 #include <string>
 
-#include "emulator/policy/registry.h"
+#include "common/policy/registry.h"
 
 namespace ibemu::engine {
 struct Packet;

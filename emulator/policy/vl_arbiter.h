@@ -5,12 +5,13 @@
 #include <string>
 #include <vector>
 
-#include "emulator/policy/registry.h"
+#include "common/policy/registry.h"
+#include "emulator/link/port.h"
 
 namespace ibemu::policy {
 
-constexpr int kMaxVls = 16;
-constexpr int kVl15 = 15;
+using link::kMaxVls;
+using link::kVl15;
 
 // One VLArbitrationTable entry: a VL and its weight in 64-byte units (IBA 7.6.9).
 struct VlArbEntry {

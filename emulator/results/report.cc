@@ -11,6 +11,12 @@
 #include "emulator/results/atomic_file.h"
 
 namespace ibemu::results {
+
+using link::SimTime;
+using stats::BinnedCounter;
+using stats::FlowStats;
+using stats::FlowTable;
+
 namespace {
 
 double Gbps(int64_t bytes, SimTime ps) {

@@ -7,9 +7,10 @@
 #include <string>
 #include <vector>
 
-#include "emulator/hca/hca.h"
-#include "emulator/switch/switch.h"
-#include "emulator/topology/topology.h"
+#include "common/topology/topology.h"
+#include "emulator/hca/hca_config.h"
+#include "emulator/hca/traffic_source.h"
+#include "emulator/switch/switch_config.h"
 
 namespace ibemu::scenario {
 

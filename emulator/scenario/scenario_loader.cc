@@ -6,13 +6,13 @@
 #include <random>
 #include <set>
 
+#include "common/routing/routing_engine.h"
+#include "common/topology/generators.h"
+#include "common/topology/ibnetdiscover_parser.h"
 #include "emulator/policy/builtin.h"
 #include "emulator/policy/input_arbiter.h"
 #include "emulator/policy/input_queuing.h"
-#include "emulator/routing/routing_engine.h"
 #include "emulator/scenario/scenario.h"
-#include "emulator/topology/generators.h"
-#include "emulator/topology/ibnetdiscover_parser.h"
 
 namespace ibemu::scenario {
 namespace {

@@ -10,8 +10,8 @@
 namespace ibemu::sw {
 
 Switch::Switch(engine::LpId id, std::string name, int num_ports, const SwitchConfig& cfg,
-               const fabric::FabricContext* ctx)
-    : Device(id, std::move(name), num_ports), cfg_(cfg), ctx_(ctx) {
+               const link::FabricContext* ctx)
+    : ManagedNode(id, std::move(name), num_ports), cfg_(cfg), ctx_(ctx) {
   int n = num_ports + 1;
   sl2vl_.assign(static_cast<size_t>(n) * n * 16, 0);
   // Default SL2VL: SL modulo the data VLs, the usual map on a port with fewer VLs than SLs.
@@ -54,7 +54,7 @@ Switch::Switch(engine::LpId id, std::string name, int num_ports, const SwitchCon
 void Switch::Start() {
   bool first = true;
   for (int p = 1; p <= num_ports(); ++p) {
-    const port::LinkEnd& l = ports_[p].link;
+    const link::LinkEnd& l = ports_[p].link;
     if (l.connected && (first || l.rate.data_bps() > xbar_rate_.data_bps())) xbar_rate_ = l.rate;
     first = first && !l.connected;
   }
@@ -97,7 +97,7 @@ void Switch::OnPacket(int in, Packet* pkt) {
   // No route, a route to the management port, or back out of the input port: IBA 18.2.4.3.2 has
   // the switch discard such packets. So does a port that may not carry data yet.
   if (out == kNoRoute || out == 0 || out == in || out > num_ports() ||
-      !ports_[out].link.connected || port_mgmt_[in].port_state < 3) {
+      !ports_[out].link.connected || ports_[in].port_state < 3) {
     ++port_mgmt_[in].counters.rcv_switch_relay_errors;
     Drop(in, pkt);
     return;
@@ -172,7 +172,7 @@ void Switch::Register(Queue* q) {
 Switch::Queue* Switch::Servable(int out, int vl, int in) const {
   const ReqList& r = outputs_[out].req[vl][in];
   if (!r.first) return nullptr;
-  const port::Port& pt = ports_[out];
+  const link::Port& pt = ports_[out];
   for (Queue* q = r.first; q; q = q->next_req) {
     const Packet* h = q->q.head;
     // A transfer may start when the input can supply the packet no slower than the output link
@@ -189,7 +189,7 @@ Switch::Queue* Switch::Servable(int out, int vl, int in) const {
 }
 
 void Switch::Arbitrate(int out) {
-  port::Port& pt = ports_[out];
+  link::Port& pt = ports_[out];
   if (!link_up(out)) return;
   if (pt.tx_free_at > now()) {
     WakeAt(out, pt.tx_free_at);
@@ -269,7 +269,7 @@ void Switch::Arbitrate(int out) {
   if (!q->q.empty()) HeadChanged(q);
 }
 
-void Switch::HandleDevice(const fabric::Event& e) {
+void Switch::HandleDevice(const engine::Event& e) {
   switch (e.kind) {
     case kHeadReady: {
       Queue& q = inputs_[e.port].vl[e.a][e.b];
@@ -414,7 +414,7 @@ void Switch::SendFromPort0(Packet* pkt) {
   int dest = ctx_->DestIndex(lrh.dlid());
   pkt->credit_class = static_cast<uint16_t>(ctx_->queuing->CreditClass(dest < 0 ? 0 : dest));
   // Charge the management port's (internal) buffer, which the crossbar read releases.
-  port::Port& p0 = ports_[0];
+  link::Port& p0 = ports_[0];
   p0.rx[p0.Slot(vl, pkt->credit_class)].used += pkt->blocks();
   p0.vl_used[vl] += pkt->blocks();
   Enqueue(0, vl, out, vl, now(), pkt);

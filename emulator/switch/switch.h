@@ -7,33 +7,24 @@
 #include <vector>
 
 #include "common/mad/mad_header.h"
-#include "emulator/fabric/device.h"
-#include "emulator/fabric/fabric_context.h"
+#include "emulator/link/fabric_context.h"
+#include "emulator/mgmt/managed_node.h"
 #include "emulator/policy/input_arbiter.h"
 #include "emulator/policy/input_queuing.h"
 #include "emulator/policy/vl_arbiter.h"
+#include "emulator/switch/switch_config.h"
 
 namespace ibemu::sw {
 
-using fabric::Packet;
+using engine::Packet;
 using link::SimTime;
 
-struct SwitchConfig {
-  int data_vls = 1;
-  uint32_t vl_buffer_blocks = 128;         // per input port and VL
-  SimTime latency = 100 * link::kPsPerNs;  // head in to head eligible (IS4: 100 ns)
-  int speedup_milli = 1000;  // crossbar port rate / fastest link rate on the switch, x1000
-  std::string vlarb = "vlarb.ib";
-  std::string xbar = "xbar.roundrobin";
-  policy::VlArbConfig vlarb_config;
-};
-
-class Switch : public fabric::Device {
+class Switch : public mgmt::ManagedNode {
  public:
   static constexpr uint8_t kNoRoute = 0xFF;
 
   Switch(engine::LpId id, std::string name, int num_ports, const SwitchConfig& cfg,
-         const fabric::FabricContext* ctx);
+         const link::FabricContext* ctx);
 
   // Linear forwarding table: DLID -> output port (IBA 18.2.4.3.2); kNoRoute drops.
   std::vector<uint8_t>& lft() { return lft_; }
@@ -91,7 +82,7 @@ class Switch : public fabric::Device {
     std::unique_ptr<policy::InputArbiter> xbar;
   };
 
-  void HandleDevice(const fabric::Event& e) override;
+  void HandleDevice(const engine::Event& e) override;
   void OnPacket(int in, Packet* pkt) override;
   void Arbitrate(int out) override;
 
@@ -128,7 +119,7 @@ class Switch : public fabric::Device {
   void DiscardHead(Queue* q);
 
   SwitchConfig cfg_;
-  const fabric::FabricContext* ctx_;
+  const link::FabricContext* ctx_;
   std::vector<uint8_t> lft_;
   std::vector<engine::PacketQueue> vl15_;  // [output port]: SMPs, sent before any data VL
   uint64_t trap_tid_ = 0;

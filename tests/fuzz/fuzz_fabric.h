@@ -4,9 +4,9 @@
 #pragma once
 #include <memory>
 
+#include "common/topology/generators.h"
 #include "emulator/engine/partition.h"
 #include "emulator/fabric/fabric.h"
-#include "emulator/topology/generators.h"
 
 namespace ibemu::fuzzing {
 

@@ -9,16 +9,16 @@
 
 #include "common/mad/attribute_table.h"
 #include "common/mad/mad_header.h"
+#include "common/topology/generators.h"
 #include "emulator/engine/partition.h"
 #include "emulator/fabric/fabric.h"
-#include "emulator/topology/generators.h"
 #include "tests/fuzz/fuzz_fabric.h"
 
 namespace {
 
 using namespace ibemu;
 
-struct Counter : fabric::MadClient {
+struct Counter : mgmt::MadClient {
   bool Deliver(engine::LpId, int, const engine::MadBytes&, const mgmt::MadAddress&) override {
     ++got;
     return true;
@@ -65,7 +65,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   (void)mad::DescribeMad(mad);
   int h1 = w.s.topo.FindNode("H1"), s1 = w.s.topo.FindNode("S1");
   if (data[0] & 1) {
-    w.Inject(h1, 1, fabric::Device::kMadFromClient, mad, true);
+    w.Inject(h1, 1, mgmt::ManagedNode::kMadFromClient, mad, true);
   } else {
     // As if it arrived on a switch port: VL15, or a data VL for the switch's GS agents.
     w.Inject(s1, 1 + (data[0] >> 2) % 36, engine::kPacketArrive, mad, (data[0] & 2) != 0);
@@ -77,7 +77,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   ni[17] = 0x11;  // NodeInfo
   ni[32] = ni[33] = ni[34] = ni[35] = 0xFF;
   ni[129] = 1;
-  w.Inject(h1, 1, fabric::Device::kMadFromClient, ni, true);
+  w.Inject(h1, 1, mgmt::ManagedNode::kMadFromClient, ni, true);
   if (w.client.got <= before) __builtin_trap();
   return 0;
 }

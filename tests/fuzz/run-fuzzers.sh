@@ -7,16 +7,16 @@ SECS=${1:-20}
 OUT=${IBEMU_FUZZ_DIR:-build-fuzz}
 mkdir -p "$OUT"
 CXX="clang++ -std=c++20 -O1 -g -I. -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined"
-$CXX -o "$OUT/topology_fuzz" tests/fuzz/topology_fuzz.cc emulator/topology/ibnetdiscover_parser.cc \
-  emulator/topology/topology.cc common/link/link_rate.cc
+$CXX -o "$OUT/topology_fuzz" tests/fuzz/topology_fuzz.cc common/topology/ibnetdiscover_parser.cc \
+  common/topology/topology.cc common/link/link_rate.cc
 $CXX -o "$OUT/event_batch_fuzz" tests/fuzz/event_batch_fuzz.cc emulator/engine/event_codec.cc \
   emulator/engine/packet.cc
 # The MAD target runs a whole fabric: every emulator source that needs no YAML, ZeroMQ or
 # protobuf.
 MAD_SRC=$(ls common/mad/*.cc common/link/*.cc common/wire/*.cc emulator/engine/*.cc \
-  emulator/switch/*.cc emulator/hca/*.cc emulator/mgmt/*.cc emulator/routing/*.cc \
-  emulator/topology/*.cc emulator/policy/*.cc emulator/policy/*/*.cc \
-  emulator/fabric/device.cc emulator/fabric/fabric.cc)
+  emulator/switch/*.cc emulator/hca/*.cc emulator/mgmt/*.cc common/routing/*.cc \
+  common/topology/*.cc emulator/policy/*.cc emulator/policy/*/*.cc \
+  emulator/link/*.cc emulator/fabric/fabric.cc)
 $CXX -o "$OUT/mad_fuzz" tests/fuzz/mad_fuzz.cc $MAD_SRC
 # The client protocol (common/transport/umad.proto) into the fabric's UmadService over real
 # ZeroMQ sockets: the same fabric sources, the service, and the messages generated here.

@@ -5,7 +5,7 @@
 #include <sstream>
 #include <string>
 
-#include "emulator/topology/ibnetdiscover_parser.h"
+#include "common/topology/ibnetdiscover_parser.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::istringstream in(std::string(reinterpret_cast<const char*>(data), size));

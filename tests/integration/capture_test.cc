@@ -13,7 +13,7 @@
 namespace ibemu::testing {
 namespace {
 
-class Recorder : public fabric::PacketTap {
+class Recorder : public link::PacketTap {
  public:
   void OnTransmit(link::SimTime, engine::LpId, int, const engine::Packet& p) override {
     engine::Packet c;

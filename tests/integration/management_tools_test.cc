@@ -15,7 +15,7 @@
 #include <sstream>
 #include <thread>
 
-#include "emulator/topology/ibnetdiscover_parser.h"
+#include "common/topology/ibnetdiscover_parser.h"
 #include "tests/integration/up_fabric.h"
 
 namespace ibemu::testing {

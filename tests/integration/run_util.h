@@ -23,7 +23,7 @@ struct Outcome {
 
 inline Outcome RunScenario(const std::string& rel,
                            const std::function<void(scenario::Scenario&)>& adjust = {},
-                           fabric::PacketTap* tap = nullptr) {
+                           link::PacketTap* tap = nullptr) {
   Outcome o;
   o.scenario = scenario::LoadScenario(SourcePath(rel));
   o.scenario.plot = false;

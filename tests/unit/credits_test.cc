@@ -1,5 +1,5 @@
-// Link-level credit accounting (emulator/port/credits.h) in IBA 7.9.4's 12-bit arithmetic.
-#include "emulator/port/credits.h"
+// Link-level credit accounting (emulator/link/credits.h) in IBA 7.9.4's 12-bit arithmetic.
+#include "emulator/link/credits.h"
 
 #include <gtest/gtest.h>
 
@@ -7,7 +7,7 @@
 #include <deque>
 #include <random>
 
-namespace ibemu::port {
+namespace ibemu::link {
 namespace {
 
 // A transmitter whose peer has advertised room for `room` blocks beyond what was already sent.
@@ -216,4 +216,4 @@ TEST(CreditLoop, SenderFillsTheBufferExactlyWhenPacketsDivideIt) {
 }
 
 }  // namespace
-}  // namespace ibemu::port
+}  // namespace ibemu::link

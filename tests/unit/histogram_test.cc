@@ -9,10 +9,10 @@
 #include <random>
 #include <vector>
 
-#include "emulator/results/binned.h"
-#include "emulator/results/latency_histogram.h"
+#include "emulator/stats/binned.h"
+#include "emulator/stats/latency_histogram.h"
 
-namespace ibemu::results {
+namespace ibemu::stats {
 namespace {
 
 // The q-quantile as Quantile() defines its rank: the sample of 1-based rank floor(q*(n-1))+1.
@@ -251,4 +251,4 @@ TEST(BinnedCounter, MergeAddsBinByBin) {
 }
 
 }  // namespace
-}  // namespace ibemu::results
+}  // namespace ibemu::stats

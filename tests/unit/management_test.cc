@@ -101,7 +101,7 @@ TEST(Smi, BadHopPointersAndPortsAreDiscarded) {
 
 // ---- the agents, through the fabric ----
 
-class Recorder : public fabric::MadClient {
+class Recorder : public mgmt::MadClient {
  public:
   bool Deliver(engine::LpId lp, int port, const engine::MadBytes& mad,
                const mgmt::MadAddress& from) override {
@@ -140,7 +140,7 @@ class Fabric : public ::testing::Test {
     part_->RunUntil(10 * link::kPsPerUs);  // credits exchanged
   }
   int Node(const std::string& n) { return s_.topo.FindNode(n); }
-  fabric::Device& Dev(const std::string& n) { return *f_->devices[Node(n)]; }
+  mgmt::ManagedNode& Dev(const std::string& n) { return *f_->devices[Node(n)]; }
 
   // Sends `mad` from the program at node:port, as the umad service does, and runs 50 us.
   void Send(const std::string& node, int port, const MadBuffer& mad, uint16_t dlid = 0,
@@ -157,7 +157,7 @@ class Fabric : public ::testing::Test {
     e.lp = static_cast<engine::LpId>(Node(node));
     e.src = 0xFFFFFFFE;
     e.seq = seq_++;
-    e.kind = fabric::Device::kMadFromClient;
+    e.kind = mgmt::ManagedNode::kMadFromClient;
     e.port = static_cast<uint16_t>(port);
     e.pkt = pkt;
     part_->Schedule(e);
@@ -367,7 +367,7 @@ TEST_F(Fabric, DisablingAPortTakesBothEndsDownAndBothSwitchesNotice) {
   e.time = part_->now();
   e.lp = static_cast<engine::LpId>(Node("S1"));
   e.src = 0xFFFFFFFD;
-  e.kind = fabric::Device::kLinkCommand;
+  e.kind = mgmt::ManagedNode::kLinkCommand;
   e.port = 4;  // to S2
   e.a = 0;
   part_->Schedule(e);
@@ -375,12 +375,12 @@ TEST_F(Fabric, DisablingAPortTakesBothEndsDownAndBothSwitchesNotice) {
   for (const char* n : {"S1", "S2"}) {
     int p = std::string(n) == "S1" ? 4 : 5;
     EXPECT_FALSE(Dev(n).link_up(p)) << n;
-    EXPECT_EQ(Dev(n).port_mgmt(p).port_state, port_info::kStateDown) << n;
-    EXPECT_EQ(Dev(n).port_mgmt(p).counters.link_downed, 1u) << n;
+    EXPECT_EQ(Dev(n).port_state(p), port_info::kStateDown) << n;
+    EXPECT_EQ(Dev(n).CountersNow(p).link_downed, 1u) << n;
     EXPECT_TRUE(Dev(n).node_mgmt().sw.port_state_change) << n;
   }
-  EXPECT_EQ(Dev("S1").port_mgmt(4).phys_state, port_info::kPhysDisabled);
-  EXPECT_EQ(Dev("S2").port_mgmt(5).phys_state, port_info::kPhysPolling);
+  EXPECT_EQ(Dev("S1").phys_state(4), port_info::kPhysDisabled);
+  EXPECT_EQ(Dev("S2").phys_state(5), port_info::kPhysPolling);
 }
 
 TEST_F(Fabric, LftAndSl2VlSetsTakeEffect) {
@@ -408,7 +408,7 @@ TEST_F(Fabric, LftAndSl2VlSetsTakeEffect) {
 
 TEST_F(Fabric, VlArbSetChangesTheSplitBetweenVls) {
   BuildFrom("tests/data/scenarios/vlarb_set.yaml");
-  auto& pc = Dev("H1").port_mgmt(1).counters;
+  auto& pc = Dev("H1").port(1).stats;  // octets per SL, as the PMA reports them
   auto window = [&](link::SimTime len) {
     uint64_t v0 = pc.xmit_data_sl[0], v1 = pc.xmit_data_sl[1];
     part_->RunUntil(part_->now() + len);
@@ -436,7 +436,7 @@ TEST_F(Fabric, VlArbSetChangesTheSplitBetweenVls) {
 
 TEST_F(Fabric, LidRoutedSmpAndPerfQueryThroughTheFabric) {
   Build("builtin");
-  uint16_t h5 = static_cast<fabric::Device&>(Dev("H5")).port_mgmt(1).lid;
+  uint16_t h5 = Dev("H5").port_mgmt(1).lid;
   ASSERT_NE(h5, 0);
   Send("H1", 1, LidMad(mgmt_class::kSubnLid, method::kGet, attr::kNodeInfo, 0), h5);
   MadBuffer r = Reply();

@@ -1,4 +1,4 @@
-// The routing engines ibemu-fabricmgr added (emulator/routing/fat_tree.cc, dor.cc) and the LID
+// The routing engines ibemu-fabricmgr added (common/routing/fat_tree.cc, dor.cc) and the LID
 // map it routes with (LidMap::FromLids): every CA reaches every other CA through the LFTs, fat-
 // tree paths are shortest up*/down* paths with one root per destination, DOR paths correct the
 // dimensions in order along the shorter way round, and the channel dependency graph of DOR's
@@ -15,10 +15,10 @@
 #include <string>
 #include <vector>
 
+#include "common/routing/lid_map.h"
+#include "common/routing/routing_engine.h"
+#include "common/topology/generators.h"
 #include "emulator/policy/builtin.h"
-#include "emulator/routing/lid_map.h"
-#include "emulator/routing/routing_engine.h"
-#include "emulator/topology/generators.h"
 #include "tests/unit/routing_paths.h"
 
 namespace ibemu::routing {

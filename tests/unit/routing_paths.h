@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "emulator/routing/lid_map.h"
-#include "emulator/routing/routing_engine.h"
+#include "common/routing/lid_map.h"
+#include "common/routing/routing_engine.h"
 
 namespace ibemu::routing::paths {
 

@@ -1,4 +1,4 @@
-// LID assignment and the routing engines (emulator/routing): every CA reaches every other CA by
+// LID assignment and the routing engines (common/routing): every CA reaches every other CA by
 // walking the LFTs, min-hop paths are shortest, up*/down* paths never turn from down to up, and
 // the LFTs spread destinations evenly over equal uplinks.
 #include <gtest/gtest.h>
@@ -11,10 +11,10 @@
 #include <string>
 #include <vector>
 
+#include "common/routing/lid_map.h"
+#include "common/routing/routing_engine.h"
+#include "common/topology/generators.h"
 #include "emulator/policy/builtin.h"
-#include "emulator/routing/lid_map.h"
-#include "emulator/routing/routing_engine.h"
-#include "emulator/topology/generators.h"
 #include "tests/unit/routing_paths.h"
 
 namespace ibemu::routing {

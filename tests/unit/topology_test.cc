@@ -1,5 +1,5 @@
 // Topology files (ibnetdiscover / ibsim net format) and the topology generators.
-#include "emulator/topology/topology.h"
+#include "common/topology/topology.h"
 
 #include <gtest/gtest.h>
 
@@ -11,8 +11,8 @@
 #include <utility>
 #include <vector>
 
-#include "emulator/topology/generators.h"
-#include "emulator/topology/ibnetdiscover_parser.h"
+#include "common/topology/generators.h"
+#include "common/topology/ibnetdiscover_parser.h"
 
 #ifndef IBEMU_SOURCE_DIR
 #define IBEMU_SOURCE_DIR "."

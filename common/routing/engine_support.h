@@ -7,7 +7,7 @@
 #include <map>
 #include <vector>
 
-#include "emulator/routing/routing_engine.h"
+#include "common/routing/routing_engine.h"
 
 namespace ibemu::routing::detail {
 

@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "emulator/policy/registry.h"
-#include "emulator/routing/lid_map.h"
-#include "emulator/topology/topology.h"
+#include "common/policy/registry.h"
+#include "common/routing/lid_map.h"
+#include "common/topology/topology.h"
 
 namespace ibemu::routing {
 
@@ -36,6 +36,10 @@ class RoutingEngine {
 };
 
 using RoutingRegistry = policy::Registry<RoutingEngine>;
+
+// Adds minhop, updown, ftree and dor to the RoutingRegistry (explicit: static registrars in a
+// static library are dropped by the linker). Calling it again changes nothing.
+void RegisterRoutingEngines();
 
 // Shared by the engines: the switch-level graph, and the balanced choice among equal next hops.
 struct SwitchGraph {

@@ -34,7 +34,7 @@
 #include <string>
 
 #include "common/link/link_rate.h"
-#include "emulator/topology/topology.h"
+#include "common/topology/topology.h"
 
 namespace ibemu::topology {
 

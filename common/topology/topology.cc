@@ -1,4 +1,4 @@
-#include "emulator/topology/topology.h"
+#include "common/topology/topology.h"
 
 namespace ibemu::topology {
 

@@ -4,10 +4,10 @@
 #include <string>
 #include <vector>
 
-#include "emulator/results/binned.h"
-#include "emulator/results/latency_histogram.h"
+#include "emulator/stats/binned.h"
+#include "emulator/stats/latency_histogram.h"
 
-namespace ibemu::results {
+namespace ibemu::stats {
 
 struct FlowStats {
   BinnedCounter rx_payload;  // payload bytes delivered to the destination host, per interval
@@ -38,4 +38,4 @@ struct FlowTable {
   }
 };
 
-}  // namespace ibemu::results
+}  // namespace ibemu::stats

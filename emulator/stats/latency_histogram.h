@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <vector>
 
-namespace ibemu::results {
+namespace ibemu::stats {
 
 class LatencyHistogram {
  public:
@@ -70,4 +70,4 @@ class LatencyHistogram {
   int64_t max_ = 0;
 };
 
-}  // namespace ibemu::results
+}  // namespace ibemu::stats

@@ -1,4 +1,4 @@
-#include "emulator/routing/lid_map.h"
+#include "common/routing/lid_map.h"
 
 #include <algorithm>
 #include <stdexcept>

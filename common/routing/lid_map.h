@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "emulator/topology/topology.h"
+#include "common/topology/topology.h"
 
 namespace ibemu::routing {
 

@@ -4,9 +4,11 @@
 #include <cstdint>
 #include <vector>
 
-#include "emulator/policy/input_queuing.h"
+namespace ibemu::policy {
+class InputQueuing;  // the devices that read it include emulator/policy/input_queuing.h
+}
 
-namespace ibemu::fabric {
+namespace ibemu::link {
 
 struct FabricContext {
   const policy::InputQueuing* queuing = nullptr;
@@ -30,4 +32,4 @@ struct FabricContext {
   }
 };
 
-}  // namespace ibemu::fabric
+}  // namespace ibemu::link

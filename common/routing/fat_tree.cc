@@ -8,8 +8,8 @@
 #include <algorithm>
 #include <vector>
 
-#include "emulator/routing/engine_support.h"
-#include "emulator/routing/routing_engine.h"
+#include "common/routing/engine_support.h"
+#include "common/routing/routing_engine.h"
 
 namespace ibemu::routing {
 namespace {

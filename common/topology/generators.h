@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "common/link/link_rate.h"
-#include "emulator/topology/topology.h"
+#include "common/topology/topology.h"
 
 namespace ibemu::topology {
 

@@ -1,21 +1,19 @@
-#include "emulator/fabric/device.h"
+#include "emulator/link/device.h"
 
 #include "common/wire/flow_control_packet.h"
-#include "emulator/policy/vl_arbiter.h"
 
-namespace ibemu::fabric {
+namespace ibemu::link {
 
 Device::Device(engine::LpId id, std::string name, int num_ports)
     : LogicalProcess(id),
       ports_(num_ports + 1),
-      port_mgmt_(num_ports + 1),
       peer_enabled_(num_ports + 1, 1),
       name_(std::move(name)) {
   for (int p = 0; p <= num_ports; ++p) ports_[p].number = p;
 }
 
 void Device::ConfigureBuffers(int p, int data_vls, int classes, uint32_t class_capacity) {
-  port::Port& pt = ports_[p];
+  link::Port& pt = ports_[p];
   pt.data_vls = data_vls;
   pt.classes = classes;
   pt.tx.assign(data_vls * classes, {});
@@ -25,7 +23,7 @@ void Device::ConfigureBuffers(int p, int data_vls, int classes, uint32_t class_c
 }
 
 void Device::Start() {
-  for (port::Port& pt : ports_) {
+  for (link::Port& pt : ports_) {
     if (stats_cfg_.bins > 0) {
       pt.stats.rx_occupancy.resize(pt.data_vls);
       pt.stats.credit_stalled.resize(pt.data_vls);
@@ -46,7 +44,7 @@ void Device::Start() {
 void Device::Handle(const Event& e) {
   switch (e.kind) {
     case engine::kPacketArrive: {
-      port::Port& pt = ports_[e.port];
+      link::Port& pt = ports_[e.port];
       Packet* pkt = e.pkt;
       pkt->head_arrival = now() - rx_delay_;
       pkt->tail_arrival = static_cast<SimTime>(e.b);
@@ -54,11 +52,11 @@ void Device::Handle(const Event& e) {
       int vl = pkt->lrh().vl();
       ++pt.stats.rx_packets;
       pt.stats.rx_bytes += pkt->wire_bytes();
-      port_mgmt_[e.port].counters.rcv_data_sl[pkt->lrh().sl()] += pkt->wire_bytes();
-      if (vl != policy::kVl15) {
+      pt.stats.rcv_data_sl[pkt->lrh().sl()] += pkt->wire_bytes();
+      if (vl != kVl15) {
         // The transmitter checked credits for (VL, class); the receive side charges the same slot.
         int slot = pt.Slot(vl, pkt->credit_class);
-        port::RxCredits& rx = pt.rx[slot];
+        link::RxCredits& rx = pt.rx[slot];
         rx.abr += pkt->blocks();
         rx.used += pkt->blocks();
         if (rx.used > rx.capacity) ++pt.stats.credit_violations;
@@ -78,15 +76,6 @@ void Device::Handle(const Event& e) {
     case engine::kLinkStateArrive:
       OnPeerLinkState(e.port, e.a & 1, e.a & 2);
       return;
-    case kMadAgent:
-      OnManagementPacket(e.port, e.pkt);
-      return;
-    case kMadFromClient:
-      OnClientMad(e.port, e.pkt);
-      return;
-    case kLinkCommand:
-      RequestPortState(e.port, 0, e.a ? 2 : 3);  // Polling (enable) or Disabled
-      return;
     case kFcSend:
       // It may have gone out already, ahead of a data packet (SendPendingFlowControl).
       if (ports_[e.port].rx[e.a].fc_pending) SendFlowControl(e.port, static_cast<int>(e.a));
@@ -96,23 +85,23 @@ void Device::Handle(const Event& e) {
       Arbitrate(e.port);
       return;
     default:
-      HandleDevice(e);
+      HandleUpper(e);
   }
 }
 
 SimTime Device::Transmit(int p, Packet* pkt, int vl, int cls, SimTime tail_ready) {
-  port::Port& pt = ports_[p];
+  link::Port& pt = ports_[p];
   SimTime t = now();
   pkt->lrh().set_vl(static_cast<uint8_t>(vl));
   pkt->credit_class = static_cast<uint16_t>(cls);
   uint32_t bytes = pkt->wire_bytes();
-  if (vl != policy::kVl15) pt.tx[pt.Slot(vl, cls)].blocks_sent += pkt->blocks();
+  if (vl != kVl15) pt.tx[pt.Slot(vl, cls)].blocks_sent += pkt->blocks();
   // Virtual cut-through: the tail cannot leave before it has arrived.
   SimTime end = std::max(t + pt.link.rate.SerializationTime(bytes), tail_ready);
   pt.tx_free_at = end;
   ++pt.stats.tx_packets;
   pt.stats.tx_bytes += bytes;
-  port_mgmt_[p].counters.xmit_data_sl[pkt->lrh().sl()] += bytes;
+  pt.stats.xmit_data_sl[pkt->lrh().sl()] += bytes;
   if (tap_) tap_->OnTransmit(t, id(), p, *pkt);
   Post(pt.link.peer_lp, t + pt.link.latency + pt.link.peer_rx_delay, engine::kPacketArrive,
        pt.link.peer_port, 0, static_cast<uint64_t>(end + pt.link.latency), pkt);
@@ -120,10 +109,10 @@ SimTime Device::Transmit(int p, Packet* pkt, int vl, int cls, SimTime tail_ready
 }
 
 void Device::Release(int p, int vl, int cls, uint32_t blocks) {
-  if (vl == policy::kVl15) return;
-  port::Port& pt = ports_[p];
+  if (vl == kVl15) return;
+  link::Port& pt = ports_[p];
   int slot = pt.Slot(vl, cls);
-  port::RxCredits& rx = pt.rx[slot];
+  link::RxCredits& rx = pt.rx[slot];
   rx.used -= blocks;
   pt.vl_used[vl] -= blocks;
   if (!pt.stats.rx_occupancy.empty()) pt.stats.rx_occupancy[vl].Set(now(), pt.vl_used[vl]);
@@ -138,12 +127,12 @@ void Device::Release(int p, int vl, int cls, uint32_t blocks) {
 }
 
 void Device::SendFlowControl(int p, int slot) {
-  port::Port& pt = ports_[p];
+  link::Port& pt = ports_[p];
   if (pt.tx_free_at > now()) {
     Post(id(), pt.tx_free_at, kFcSend, static_cast<uint16_t>(p), static_cast<uint32_t>(slot));
     return;
   }
-  port::RxCredits& rx = pt.rx[slot];
+  link::RxCredits& rx = pt.rx[slot];
   rx.fc_pending = false;
   --pt.fc_pending;
   int vl = slot / pt.classes, cls = slot % pt.classes;
@@ -163,7 +152,7 @@ void Device::SendFlowControl(int p, int slot) {
 }
 
 bool Device::SendPendingFlowControl(int p) {
-  port::Port& pt = ports_[p];
+  link::Port& pt = ports_[p];
   if (pt.fc_pending == 0 || pt.tx_free_at > now()) return false;
   for (int s = 0; s < static_cast<int>(pt.rx.size()); ++s)
     if (pt.rx[s].fc_pending) {
@@ -174,7 +163,7 @@ bool Device::SendPendingFlowControl(int p) {
 }
 
 void Device::OnFlowControl(const Event& e) {
-  port::Port& pt = ports_[e.port];
+  link::Port& pt = ports_[e.port];
   int vl = e.a & 0xFF, cls = static_cast<int>(e.a >> 8);
   int slot = pt.Slot(vl, cls);
   ++pt.stats.rx_fc_packets;
@@ -184,99 +173,76 @@ void Device::OnFlowControl(const Event& e) {
   // block the peer counted has already arrived and the two agree; a mismatch is a model bug.
   // Only when every packet sent before this FC packet has been handled here, which holds unless
   // this device handles arrivals later than credits (rx_delay > fc_latency).
-  port::RxCredits& rx = pt.rx[slot];
+  link::RxCredits& rx = pt.rx[slot];
   if (pt.link.fc_latency >= rx_delay_ && (rx.abr & wire::kFcCounterMask) != fctbs)
     ++pt.stats.credit_violations;
   pt.tx[slot].fccl = fccl;
   Arbitrate(e.port);
 }
 
-mgmt::PortCounters Device::CountersNow(int p) const {
-  mgmt::PortCounters c = port_mgmt_[p].counters;
-  const port::PortStats& st = ports_[p].stats;
-  c.xmit_data = st.tx_bytes;
-  c.rcv_data = st.rx_bytes;
-  c.xmit_pkts = c.unicast_xmit_pkts = st.tx_packets;
-  c.rcv_pkts = c.unicast_rcv_pkts = st.rx_packets;
-  return c;
-}
-
-void Device::QueueForAgents(int p, Packet* pkt) {
-  Post(id(), std::max(now(), pkt->tail_arrival) + mgmt_latency_, kMadAgent,
-       static_cast<uint16_t>(p), 0, 0, pkt);
-}
-
-bool Device::DeliverToClient(int p, Packet* pkt) {
-  mgmt::MadAddress a;
-  bool ok =
-      mad_client_ && mgmt::ParseMadPacket(*pkt, &a) && mad_client_->Deliver(id(), p, *pkt->mad, a);
-  FreePacket(pkt);
-  return ok;
-}
-
-void Device::RequestPortState(int p, uint8_t state, uint8_t phys) {
-  mgmt::PortMgmt& pm = port_mgmt_[p];
+void Device::ChangePortState(int p, uint8_t state, uint8_t phys) {
+  Port& pt = ports_[p];
   if (p == 0) {  // a switch's management port has no link
-    if (state != 0) pm.port_state = state == 1 ? 4 : state;
+    if (state != 0) pt.port_state = state == 1 ? 4 : state;
     return;
   }
-  bool enabled_before = pm.phys_state != 3;
+  bool enabled_before = pt.phys_state != 3;
   if (phys == 3 && enabled_before) {
     SetLink(p, false);  // while still LinkUp, so this end sees the change too (trap, discards)
-    pm.phys_state = 3;  // Disabled: the link stays down until Polling is written
+    pt.phys_state = 3;  // Disabled: the link stays down until Polling is written
     TellPeer(p, false);
   } else if (phys == 2 && !enabled_before) {
-    pm.phys_state = 2;  // Polling: the port trains again if the peer is enabled
+    pt.phys_state = 2;  // Polling: the port trains again if the peer is enabled
     TellPeer(p, false);
     if (ports_[p].link.connected && peer_enabled_[p]) SetLink(p, true);
   }
   if (state == 1) {
     // PortState Down on a live link: the link retrains and both ends come back in Init.
     if (link_up(p)) {
-      ++pm.counters.link_downed;
-      pm.port_state = 2;
+      ++pt.stats.link_downed;
+      pt.port_state = 2;
       TellPeer(p, true);
       OnLinkChanged(p, true);
     }
   } else if (state == 3 || state == 4) {
-    if (link_up(p)) pm.port_state = state;
+    if (link_up(p)) pt.port_state = state;
     if (state == 4) Arbitrate(p);
   }
 }
 
 void Device::TellPeer(int p, bool retrain) {
-  const port::LinkEnd& l = ports_[p].link;
+  const link::LinkEnd& l = ports_[p].link;
   if (!l.connected) return;
-  uint32_t a = (port_mgmt_[p].phys_state != 3 ? 1u : 0u) | (retrain ? 2u : 0u);
+  uint32_t a = (ports_[p].phys_state != 3 ? 1u : 0u) | (retrain ? 2u : 0u);
   Post(l.peer_lp, now() + l.latency + l.peer_rx_delay, engine::kLinkStateArrive, l.peer_port, a);
 }
 
 void Device::OnPeerLinkState(int p, bool peer_enabled, bool retrain) {
   peer_enabled_[p] = peer_enabled;
-  mgmt::PortMgmt& pm = port_mgmt_[p];
-  bool self_enabled = pm.phys_state != 3;
+  Port& pt = ports_[p];
+  bool self_enabled = pt.phys_state != 3;
   if (!peer_enabled) {
     SetLink(p, false);
   } else if (self_enabled && !link_up(p)) {
     SetLink(p, true);
   } else if (retrain && link_up(p)) {
-    ++pm.counters.link_downed;
-    pm.port_state = 2;
+    ++pt.stats.link_downed;
+    pt.port_state = 2;
     OnLinkChanged(p, true);
   }
 }
 
 void Device::SetLink(int p, bool up) {
-  mgmt::PortMgmt& pm = port_mgmt_[p];
+  Port& pt = ports_[p];
   bool was = link_up(p);
   if (up) {
-    pm.phys_state = 5;  // LinkUp
-    pm.port_state = 2;  // Init: the SM takes it from here
+    pt.phys_state = 5;  // LinkUp
+    pt.port_state = 2;  // Init: the SM takes it from here
     if (!was) RestartFlowControl(p);
   } else {
-    if (pm.phys_state == 5) pm.phys_state = 2;  // Polling, unless it was disabled
-    pm.port_state = 1;
-    if (was) ++pm.counters.link_downed;
+    if (pt.phys_state == 5) pt.phys_state = 2;  // Polling, unless it was disabled
+    pt.port_state = 1;
+    if (was) ++pt.stats.link_downed;
   }
   if (was != up) OnLinkChanged(p, up);
 }
@@ -284,8 +250,8 @@ void Device::SetLink(int p, bool up) {
 // A link that trains again starts flow control from scratch at both ends (IBA 7.9.4): no
 // credits until the peer's first FC packet, which each receive buffer sends at once.
 void Device::RestartFlowControl(int p) {
-  port::Port& pt = ports_[p];
-  for (port::TxCredits& t : pt.tx) t = port::TxCredits{};
+  link::Port& pt = ports_[p];
+  for (link::TxCredits& t : pt.tx) t = link::TxCredits{};
   for (int s = 0; s < static_cast<int>(pt.rx.size()); ++s) {
     pt.rx[s].abr = 0;
     if (!pt.rx[s].fc_pending) {
@@ -298,24 +264,24 @@ void Device::RestartFlowControl(int p) {
 }
 
 void Device::WakeAt(int p, SimTime t) {
-  port::Port& pt = ports_[p];
+  link::Port& pt = ports_[p];
   if (pt.wake_at >= now() && pt.wake_at <= t) return;  // an earlier wake will look again
   pt.wake_at = t;
   Post(id(), t, kWake, static_cast<uint16_t>(p));
 }
 
 void Device::SetStalled(int p, int vl, bool stalled) {
-  port::Port& pt = ports_[p];
+  link::Port& pt = ports_[p];
   if (pt.stats.credit_stalled.empty()) return;
   auto& s = pt.stats.credit_stalled[vl];
   if ((s.value() != 0) != stalled) s.Set(now(), stalled ? 1 : 0);
 }
 
 void Device::FinishStats(SimTime end) {
-  for (port::Port& pt : ports_) {
+  for (link::Port& pt : ports_) {
     for (auto& b : pt.stats.rx_occupancy) b.Advance(end);
     for (auto& b : pt.stats.credit_stalled) b.Advance(end);
   }
 }
 
-}  // namespace ibemu::fabric
+}  // namespace ibemu::link

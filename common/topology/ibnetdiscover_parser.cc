@@ -1,4 +1,4 @@
-#include "emulator/topology/ibnetdiscover_parser.h"
+#include "common/topology/ibnetdiscover_parser.h"
 
 #include <algorithm>
 #include <array>

@@ -5,7 +5,7 @@
 
 #include "common/wire/flow_control_packet.h"
 
-namespace ibemu::port {
+namespace ibemu::link {
 
 // What a transmitter knows of the receive buffer at the other end of its link, for one VL.
 struct TxCredits {
@@ -42,4 +42,4 @@ struct RxCredits {
   }
 };
 
-}  // namespace ibemu::port
+}  // namespace ibemu::link

@@ -1,17 +1,20 @@
 // One physical port of a device: the link to its peer, the transmit side's view of the peer's
 // credits, and the receive side's buffer accounting, per VL (and credit class).
 #pragma once
+#include <array>
 #include <cstdint>
 #include <vector>
 
 #include "common/link/link_rate.h"
 #include "emulator/engine/event.h"
-#include "emulator/port/credits.h"
-#include "emulator/results/binned.h"
+#include "emulator/link/credits.h"
+#include "emulator/stats/binned.h"
 
-namespace ibemu::port {
+namespace ibemu::link {
 
-using link::SimTime;
+constexpr int kMaxVls = 16;
+// VL15 carries subnet management packets: no credits, and before any data VL (IBA 7.6.9).
+constexpr int kVl15 = 15;
 
 struct LinkEnd {
   bool connected = false;
@@ -31,13 +34,19 @@ struct PortStats {
   uint64_t tx_fc_packets = 0, rx_fc_packets = 0;
   uint64_t credit_violations = 0;  // packets that arrived with no room: a peer bug, never expected
   uint64_t dropped_no_route = 0;
-  std::vector<results::BinnedIntegral> rx_occupancy;    // blocks, per VL
-  std::vector<results::BinnedIntegral> credit_stalled;  // 1 while a packet waits for credits
+  uint64_t link_downed = 0;  // times the link left LinkUp or retrained (PMA LinkDownedCounter)
+  std::array<uint64_t, 16> xmit_data_sl{}, rcv_data_sl{};  // octets per SL, LRH through VCRC
+  std::vector<stats::BinnedIntegral> rx_occupancy;         // blocks, per VL
+  std::vector<stats::BinnedIntegral> credit_stalled;       // 1 while a packet waits for credits
 };
 
 struct Port {
   int number = 0;
   LinkEnd link;
+  // The port's state as PortInfo shows it (IBA 7.2, 14.2.5.6). PortState: 1 Down, 2 Init,
+  // 3 Armed, 4 Active. PortPhysicalState: 2 Polling, 3 Disabled, 5 LinkUp.
+  uint8_t port_state = 1;
+  uint8_t phys_state = 2;
   int data_vls = 1;
   int classes = 1;  // credit classes per VL (1 for standard IB)
   SimTime tx_free_at = 0;
@@ -51,4 +60,4 @@ struct Port {
   int Slot(int vl, int cls) const { return vl * classes + cls; }
 };
 
-}  // namespace ibemu::port
+}  // namespace ibemu::link

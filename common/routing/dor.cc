@@ -22,8 +22,8 @@
 #include <string>
 #include <vector>
 
-#include "emulator/routing/engine_support.h"
-#include "emulator/routing/routing_engine.h"
+#include "common/routing/engine_support.h"
+#include "common/routing/routing_engine.h"
 
 namespace ibemu::routing {
 namespace {

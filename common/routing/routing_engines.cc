@@ -3,9 +3,8 @@
 #include <functional>
 #include <limits>
 
-#include "emulator/policy/builtin.h"
-#include "emulator/routing/engine_support.h"
-#include "emulator/routing/routing_engine.h"
+#include "common/routing/engine_support.h"
+#include "common/routing/routing_engine.h"
 
 namespace ibemu::routing {
 
@@ -182,12 +181,7 @@ bool UpDownIsUp(const topology::Topology& t, const std::vector<int>& rank, int f
   return t.nodes[to].guid < t.nodes[from].guid;
 }
 
-}  // namespace ibemu::routing
-
-namespace ibemu::policy {
-
 void RegisterRoutingEngines() {
-  using namespace routing;
   auto& r = RoutingRegistry::Get();
   r.Add("minhop", "shortest paths, balanced by destinations per port (OpenSM min-hop style)",
         [] { return std::make_unique<MinHop>(); });
@@ -204,4 +198,4 @@ void RegisterRoutingEngines() {
         MakeDor);
 }
 
-}  // namespace ibemu::policy
+}  // namespace ibemu::routing

@@ -6,7 +6,7 @@
 
 #include "common/link/link_rate.h"
 
-namespace ibemu::results {
+namespace ibemu::stats {
 
 using link::SimTime;
 
@@ -92,4 +92,4 @@ class BinnedIntegral {
   std::vector<int64_t> v_;
 };
 
-}  // namespace ibemu::results
+}  // namespace ibemu::stats

@@ -1,4 +1,4 @@
-#include "emulator/topology/generators.h"
+#include "common/topology/generators.h"
 
 #include <cstdint>
 #include <string>

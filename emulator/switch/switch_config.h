@@ -1,0 +1,24 @@
+// What a scenario sets for every switch; a header of its own so that scenarios and builders need
+// not see the switch's internals.
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "common/link/link_rate.h"
+#include "emulator/policy/vl_arbiter.h"
+
+namespace ibemu::sw {
+
+using link::SimTime;
+
+struct SwitchConfig {
+  int data_vls = 1;
+  uint32_t vl_buffer_blocks = 128;         // per input port and VL
+  SimTime latency = 100 * link::kPsPerNs;  // head in to head eligible (IS4: 100 ns)
+  int speedup_milli = 1000;  // crossbar port rate / fastest link rate on the switch, x1000
+  std::string vlarb = "vlarb.ib";
+  std::string xbar = "xbar.roundrobin";
+  policy::VlArbConfig vlarb_config;
+};
+
+}  // namespace ibemu::sw
