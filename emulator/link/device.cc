@@ -99,6 +99,8 @@ SimTime Device::Transmit(int p, Packet* pkt, int vl, int cls, SimTime tail_ready
   // Virtual cut-through: the tail cannot leave before it has arrived.
   SimTime end = std::max(t + pt.link.rate.SerializationTime(bytes), tail_ready);
   pt.tx_free_at = end;
+  AccountXmitWait(pt);
+  pt.data_busy_until = end;
   ++pt.stats.tx_packets;
   pt.stats.tx_bytes += bytes;
   pt.stats.xmit_data_sl[pkt->lrh().sl()] += bytes;
@@ -240,6 +242,9 @@ void Device::SetLink(int p, bool up) {
     pt.port_state = 2;  // Init: the SM takes it from here
     if (!was) RestartFlowControl(p);
   } else {
+    // Nothing waits for credits on a link that is down: its queues are discarded.
+    for (int vl = 0; vl < kMaxVls; ++vl)
+      if (pt.credit_stalled_vls >> vl & 1) SetStalled(p, vl, false);
     if (pt.phys_state == 5) pt.phys_state = 2;  // Polling, unless it was disabled
     pt.port_state = 1;
     if (was) ++pt.stats.link_downed;
@@ -271,10 +276,62 @@ void Device::WakeAt(int p, SimTime t) {
 }
 
 void Device::SetStalled(int p, int vl, bool stalled) {
-  link::Port& pt = ports_[p];
-  if (pt.stats.credit_stalled.empty()) return;
-  auto& s = pt.stats.credit_stalled[vl];
-  if ((s.value() != 0) != stalled) s.Set(now(), stalled ? 1 : 0);
+  Port& pt = ports_[p];
+  uint32_t bit = 1u << vl;
+  if (((pt.credit_stalled_vls & bit) != 0) == stalled) return;
+  AccountXmitWait(pt);
+  pt.credit_stalled_vls ^= bit;
+  if (!pt.stats.credit_stalled.empty()) pt.stats.credit_stalled[vl].Set(now(), stalled ? 1 : 0);
+}
+
+namespace {
+
+// Whole ticks of the grid k * tick inside [from, to).
+uint64_t WholeTicks(SimTime from, SimTime to, SimTime tick) {
+  SimTime first = (from + tick - 1) / tick, last = to / tick;
+  return last > first ? static_cast<uint64_t>(last - first) : 0;
+}
+
+SimTime XmitWaitTick(const Port& pt) {
+  return std::max<SimTime>(1,
+                           pt.link.rate.SerializationTime(int64_t{Device::kXmitWaitTickSymbols} *
+                                                          static_cast<int>(pt.link.rate.width())));
+}
+
+// One step of the PortXmitWait accounting over [mark, t), during which the stall state and the
+// data-busy time did not change: a run open at `mark` goes on if the port still waits from that
+// instant, and otherwise ends there; a wait that starts in the window opens a run.
+struct WaitRun {
+  SimTime mark, start;
+};
+
+void StepXmitWait(const Port& pt, WaitRun& w, SimTime t, uint64_t* ticks) {
+  SimTime from = std::max(w.mark, pt.data_busy_until);
+  bool waits = pt.credit_stalled_vls != 0 && from < t;
+  if (w.start >= 0 && !(waits && from == w.mark)) {
+    *ticks += WholeTicks(w.start, w.mark, XmitWaitTick(pt));
+    w.start = -1;
+  }
+  if (waits && w.start < 0) w.start = from;
+  w.mark = t;
+}
+
+}  // namespace
+
+void Device::AccountXmitWait(Port& pt) {
+  WaitRun w{pt.wait_mark, pt.wait_start};
+  StepXmitWait(pt, w, now(), &pt.stats.xmit_wait);
+  pt.wait_mark = w.mark;
+  pt.wait_start = w.start;
+}
+
+uint64_t Device::XmitWait(int p) const {
+  const Port& pt = ports_[p];
+  WaitRun w{pt.wait_mark, pt.wait_start};
+  uint64_t ticks = pt.stats.xmit_wait;
+  StepXmitWait(pt, w, now(), &ticks);
+  if (w.start >= 0) ticks += WholeTicks(w.start, now(), XmitWaitTick(pt));
+  return ticks;
 }
 
 void Device::FinishStats(SimTime end) {

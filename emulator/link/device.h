@@ -59,6 +59,15 @@ class Device : public engine::LogicalProcess {
   // link` asks: a disabled port takes its peer down, Polling trains it again, Down retrains it.
   void ChangePortState(int p, uint8_t port_state, uint8_t phys_state);
 
+  // PortXmitWait of port p now (IBA 16.1.3.5): the ticks in which the port had data to transmit
+  // and sent none. Here that is a data VL whose head packet waits for credits while no data
+  // packet is on the link. A tick is kXmitWaitTickSymbols symbol times (one byte on one lane) of
+  // the port's link, counted on a grid from time 0: a tick counts when no data left during all
+  // of it.
+  uint64_t XmitWait(int p) const;
+  // PortSamplesControl:Tick + 1. NVIDIA's switches report Tick 7; the spec leaves it open.
+  static constexpr int kXmitWaitTickSymbols = 8;
+
   void Start() override;
   void Handle(const Event& e) final;
   // Brings time-weighted statistics up to `end`.
@@ -98,6 +107,9 @@ class Device : public engine::LogicalProcess {
   void SetLink(int p, bool up);
   void RestartFlowControl(int p);
   void TellPeer(int p, bool retrain);
+  // Closes or opens PortXmitWait runs up to now; called before the stall state or the link's
+  // data-busy time changes, so that both were constant since the last call.
+  void AccountXmitWait(Port& pt);
 
   std::vector<uint8_t> peer_enabled_;  // [port]: the other end of the cable is not disabled
 

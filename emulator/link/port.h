@@ -35,6 +35,7 @@ struct PortStats {
   uint64_t credit_violations = 0;  // packets that arrived with no room: a peer bug, never expected
   uint64_t dropped_no_route = 0;
   uint64_t link_downed = 0;  // times the link left LinkUp or retrained (PMA LinkDownedCounter)
+  uint64_t xmit_wait = 0;    // PortXmitWait ticks of the runs that have ended (Device::XmitWait)
   std::array<uint64_t, 16> xmit_data_sl{}, rcv_data_sl{};  // octets per SL, LRH through VCRC
   std::vector<stats::BinnedIntegral> rx_occupancy;         // blocks, per VL
   std::vector<stats::BinnedIntegral> credit_stalled;       // 1 while a packet waits for credits
@@ -51,8 +52,14 @@ struct Port {
   int classes = 1;  // credit classes per VL (1 for standard IB)
   SimTime tx_free_at = 0;
   SimTime wake_at = -1;
-  uint32_t fc_pending = 0;    // receive slots with an FC packet waiting for the link
-  std::vector<TxCredits> tx;  // [vl * classes + class]
+  uint32_t fc_pending = 0;  // receive slots with an FC packet waiting for the link
+  // Bit v: VL v has a packet that only the peer's credits hold back (the credit-stall state the
+  // arbiters report; PortXmitWait and the credit-stalled statistic follow it).
+  uint32_t credit_stalled_vls = 0;
+  SimTime data_busy_until = 0;  // the last data packet's tail leaves
+  SimTime wait_mark = 0;        // PortXmitWait accounted up to here
+  SimTime wait_start = -1;      // start of the waiting run open at wait_mark, or -1
+  std::vector<TxCredits> tx;    // [vl * classes + class]
   std::vector<RxCredits> rx;
   std::vector<uint32_t> vl_used;  // receive buffer blocks in use per VL, all credit classes
   PortStats stats;

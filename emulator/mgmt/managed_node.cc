@@ -31,6 +31,7 @@ PortCounters ManagedNode::CountersNow(int p) const {
   c.xmit_pkts = c.unicast_xmit_pkts = st.tx_packets;
   c.rcv_pkts = c.unicast_rcv_pkts = st.rx_packets;
   c.link_downed = st.link_downed;
+  c.xmit_wait = XmitWait(p);
   c.xmit_data_sl = st.xmit_data_sl;
   c.rcv_data_sl = st.rcv_data_sl;
   return c;

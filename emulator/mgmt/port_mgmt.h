@@ -15,7 +15,7 @@ namespace ibemu::mgmt {
 // Counters as the PMA reports them: octets and packets of data packets (not link packets),
 // errors and discards. The PMA keeps a baseline per counter so that a clear (CounterSelect) does
 // not disturb the emulator's own results. The totals of data octets and packets, the per-SL
-// octets and LinkDowned are the link layer's (link::PortStats), filled in by
+// octets, LinkDowned and PortXmitWait are the link layer's (link::PortStats), filled in by
 // ManagedDevice::CountersNow; the device counts the rest here.
 struct PortCounters {
   uint64_t xmit_data = 0, rcv_data = 0;  // octets from LRH through VCRC (PMA divides by 4)
@@ -26,7 +26,7 @@ struct PortCounters {
   uint64_t rcv_switch_relay_errors = 0;  // arrived here, could not be forwarded
   uint64_t rcv_errors = 0;               // malformed packets
   uint64_t vl15_dropped = 0;
-  uint64_t xmit_wait = 0;  // ticks with data waiting but no credits
+  uint64_t xmit_wait = 0;  // ticks with data to send and none sent (link::Device::XmitWait)
   uint64_t link_downed = 0;
   uint64_t symbol_errors = 0, link_error_recovery = 0;
   std::array<uint64_t, 16> xmit_data_sl{}, rcv_data_sl{};  // octets per SL

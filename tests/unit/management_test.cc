@@ -3,6 +3,7 @@
 // the data plane, and the status or silence the spec prescribes for bad MADs.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <map>
 #include <vector>
 
@@ -432,6 +433,45 @@ TEST_F(Fabric, VlArbSetChangesTheSplitBetweenVls) {
   window(20 * link::kPsPerUs);  // settle
   auto [b0, b1] = window(200 * link::kPsPerUs);
   EXPECT_NEAR(b1 / b0, 3.0, 0.3) << "VL1 gets three times VL0's share";
+}
+
+// PortXmitWait counts the ticks a port had data and sent none. On the test bed with every flow on
+// (scenario 1), S2's port to H5 is the hot spot: 4x DDR sends a 2074-byte packet in 1.037 us but
+// H5's host takes 1.260 us to drain its 2048 bytes at 13 Gbit/s, so the port waits for credits
+// about 0.223 us per packet, 17.7 % of the time, less up to one 16 ns tick per wait lost to whole
+// ticks: 13 or 14 ticks in 78.75. S2's port to H4 carries F1, which H1's host limits to the rate
+// H4 drains at: no wait.
+TEST_F(Fabric, PortXmitWaitCountsTheTicksAHotSpotPortWaitsForCredits) {
+  BuildFrom("configs/scenarios/testbed-scenario1.yaml");
+  auto& s2 = Dev("S2");
+  const int to_h4 = 1, to_h5 = 2;
+  const link::SimTime tick = 8 * 2 * link::kPsPerNs;  // 8 symbol times of 4x DDR (2 ns each)
+  part_->RunUntil(4500 * link::kPsPerUs);             // all four contributors have started
+  uint64_t h5_0 = s2.CountersNow(to_h5).xmit_wait, h4_0 = s2.CountersNow(to_h4).xmit_wait;
+  const link::SimTime window = 400 * link::kPsPerUs;
+  part_->RunUntil(part_->now() + window);
+  double ticks = static_cast<double>(window / tick);
+  double hot = static_cast<double>(s2.CountersNow(to_h5).xmit_wait - h5_0) / ticks;
+  double cold = static_cast<double>(s2.CountersNow(to_h4).xmit_wait - h4_0) / ticks;
+  std::printf("PortXmitWait over 400 us: hot-spot port %.4f, F1's port %.4f of the ticks\n", hot,
+              cold);
+  EXPECT_GT(hot, 0.14) << "the hot-spot port waited for credits less than expected";
+  EXPECT_LT(hot, 0.18) << "the hot-spot port waited more than the drain rate allows";
+  EXPECT_LT(cold, 0.005) << "F1's port waited although its receiver keeps up";
+
+  // The PMA reports the same count (32-bit PortCounters) between two direct reads.
+  uint16_t lid = s2.port_mgmt(0).lid;
+  MadBuffer pc = LidMad(mgmt_class::kPerf, method::kGet, attr::kPortCounters, 0);
+  Set(pc.data() + kGsDataOffset, port_counters::kPortSelect, to_h5);
+  uint64_t before = s2.CountersNow(to_h5).xmit_wait;
+  Send("H1", 1, pc, lid, 1);
+  uint64_t after = s2.CountersNow(to_h5).xmit_wait;
+  MadBuffer r = Reply();
+  EXPECT_EQ(Get(r.data(), hdr::kStatus), 0u);
+  uint64_t reported = Get(r.data() + kGsDataOffset, port_counters::kPortXmitWait);
+  EXPECT_GE(reported, before);
+  EXPECT_LE(reported, after);
+  EXPECT_GT(after, before) << "the port stopped waiting while the flows still run";
 }
 
 TEST_F(Fabric, LidRoutedSmpAndPerfQueryThroughTheFabric) {
