@@ -6,6 +6,7 @@
 #include "common/mad/mad_header.h"
 #include "common/wire/opcode.h"
 #include "emulator/hca/packet_builder.h"
+#include "emulator/mgmt/cca.h"
 #include "emulator/mgmt/pma.h"
 #include "emulator/mgmt/sma.h"
 #include "emulator/mgmt/smi.h"
@@ -407,10 +408,18 @@ void Hca::RunSma(int p, Packet* pkt, const mgmt::MadAddress& from) {
 
 void Hca::RunGsAgents(int p, Packet* pkt, const mgmt::MadAddress& from) {
   mad::MadView m{pkt->mad->data()};
-  // The PMA answers here; SA (an SM's), CC (until the congestion-control agent exists) and
-  // responses go to the attached program.
-  if (m.mgmt_class() != mad::mgmt_class::kPerf ||
-      mgmt::HandlePerf(*this, p, m) != mgmt::AgentVerdict::kRespond) {
+  // The PMA and the CCA answer here; SA (an SM's), responses and traps go to the attached
+  // program. A CC MAD the CCA refuses (a wrong CC_Key) is dropped, not passed on.
+  mgmt::AgentVerdict v = mgmt::AgentVerdict::kNotMine;
+  if (m.mgmt_class() == mad::mgmt_class::kPerf)
+    v = mgmt::HandlePerf(*this, p, m);
+  else if (m.mgmt_class() == mad::mgmt_class::kCongestion)
+    v = mgmt::HandleCongestion(*this, p, m);
+  if (v == mgmt::AgentVerdict::kDrop) {
+    FreePacket(pkt);
+    return;
+  }
+  if (v != mgmt::AgentVerdict::kRespond) {
     DeliverToClient(p, pkt);
     return;
   }

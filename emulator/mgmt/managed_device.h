@@ -4,6 +4,7 @@
 #pragma once
 #include <cstdint>
 
+#include "emulator/mgmt/cc_state.h"
 #include "emulator/mgmt/port_mgmt.h"
 
 namespace ibemu::mgmt {
@@ -13,6 +14,8 @@ class ManagedDevice {
   virtual ~ManagedDevice() = default;
 
   virtual NodeMgmt& node_mgmt() = 0;
+  // The Congestion Control Agent's state behind port p: a switch has one for all its ports.
+  virtual CcState& cc_state(int p) = 0;
   virtual PortMgmt& port_mgmt(int p) = 0;  // switches: 0 is the management port
   virtual int mgmt_num_ports() const = 0;  // physical ports
   virtual bool is_switch() const = 0;

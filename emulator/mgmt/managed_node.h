@@ -38,6 +38,7 @@ class ManagedNode : public link::Device, public ManagedDevice {
 
   // ManagedDevice
   NodeMgmt& node_mgmt() override { return node_mgmt_; }
+  CcState& cc_state(int p) override { return cc_[is_switch() ? 0 : p]; }
   PortMgmt& port_mgmt(int p) override { return port_mgmt_[p]; }
   const PortMgmt& port_mgmt(int p) const { return port_mgmt_[p]; }
   int mgmt_num_ports() const override { return num_ports(); }
@@ -64,6 +65,7 @@ class ManagedNode : public link::Device, public ManagedDevice {
 
   NodeMgmt node_mgmt_;
   std::vector<PortMgmt> port_mgmt_;
+  std::vector<CcState> cc_;  // [port]; a switch uses [0] for all its ports
   link::SimTime mgmt_latency_ = link::kPsPerUs;
   MadClient* mad_client_ = nullptr;
 

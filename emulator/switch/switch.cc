@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "common/mad/smp_attributes.h"
+#include "emulator/mgmt/cca.h"
 #include "emulator/mgmt/pma.h"
 #include "emulator/mgmt/sma.h"
 #include "emulator/mgmt/smi.h"
@@ -344,10 +345,13 @@ void Switch::OnManagementPacket(int in, Packet* pkt) {
       return DropVl15(in, pkt);
     return SendSmpByLid(a.slid, pkt);
   }
-  // A GS MAD for the switch: only the PMA lives here for now (the CC agent comes with
-  // congestion control), so other classes are dropped.
-  if (a.dest_qp != 1 || m.mgmt_class() != mad::mgmt_class::kPerf ||
-      mgmt::HandlePerf(*this, in, m) != mgmt::AgentVerdict::kRespond) {
+  // A GS MAD for the switch: its PMA and its CCA answer; other classes are dropped.
+  mgmt::AgentVerdict v = mgmt::AgentVerdict::kNotMine;
+  if (a.dest_qp == 1 && m.mgmt_class() == mad::mgmt_class::kPerf)
+    v = mgmt::HandlePerf(*this, in, m);
+  else if (a.dest_qp == 1 && m.mgmt_class() == mad::mgmt_class::kCongestion)
+    v = mgmt::HandleCongestion(*this, in, m);
+  if (v != mgmt::AgentVerdict::kRespond) {
     FreePacket(pkt);
     return;
   }

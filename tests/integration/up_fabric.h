@@ -142,13 +142,15 @@ inline bool WaitForLine(const std::string& file, const std::string& what, double
 
 // Starts OpenSM on `port` (node:port) and waits for SUBNET UP; returns its pid (the log is
 // <dir>/opensm.log).
+// `conf_sed` is a further sed script applied to the generated opensm.conf (options to set).
 inline pid_t StartOpenSm(const UpFabric& f, const std::string& port = "H1:1",
-                         int sweep_seconds = 10) {
+                         int sweep_seconds = 10, const std::string& conf_sed = "") {
   std::string conf = f.dir() + "/opensm.conf";
   Shell("opensm -c " + conf + " >/dev/null");
   Shell(
       "sed -i 's/^force_log_flush .*/force_log_flush TRUE/; s/^sweep_interval .*/sweep_interval " +
       std::to_string(sweep_seconds) + "/' " + conf);
+  if (!conf_sed.empty()) Shell("sed -i '" + conf_sed + "' " + conf);
   setenv("OSM_CACHE_DIR", f.dir().c_str(), 1);
   std::string log = f.dir() + "/opensm.log";
   pid_t pid = f.SpawnExec(port, "opensm -F " + conf + " -f " + log, f.dir() + "/osm.out");

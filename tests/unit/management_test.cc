@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <map>
+#include <optional>
 #include <vector>
 
 #include "common/mad/gs_attributes.h"
@@ -508,6 +509,209 @@ TEST_F(Fabric, LidRoutedSmpAndPerfQueryThroughTheFabric) {
   Set(pc.data() + kGsDataOffset, port_counters::kPortSelect, 9);
   Send("H1", 1, pc, h5, 1);
   EXPECT_EQ(Get(Reply().data(), hdr::kStatus), status::kBadAttrValue);
+}
+
+// ---- the Congestion Control Agent (class 0x21, version 2, on QP1) ----
+
+MadBuffer CcMad(uint8_t method_, uint16_t attr_id, uint32_t mod, uint64_t cc_key = 0) {
+  MadBuffer b = LidMad(mgmt_class::kCongestion, method_, attr_id, mod);
+  b[2] = 2;
+  Set(b.data(), hdr::kCcKey, cc_key);
+  return b;
+}
+
+class Cca : public Fabric {
+ protected:
+  void SetUp() override {
+    Build("builtin");
+    s1_ = Dev("S1").port_mgmt(0).lid;
+    h5_ = Dev("H5").port_mgmt(1).lid;
+  }
+  // Sends from H1 to `lid`'s QP1; the answer, or nullopt if none came.
+  std::optional<MadBuffer> Ask(uint16_t lid, const MadBuffer& b) {
+    Send("H1", 1, b, lid, 1);
+    if (rec_.got.empty()) return std::nullopt;
+    return Reply();
+  }
+  uint16_t Status(const std::optional<MadBuffer>& r) {
+    return r ? static_cast<uint16_t>(Get(r->data(), hdr::kStatus)) : 0xFFFF;
+  }
+  uint16_t s1_ = 0, h5_ = 0;
+};
+
+TEST_F(Cca, SwitchCongestionSettingSetIsEchoedAndOnlyTheControlMapPartsApply) {
+  using namespace switch_congestion_setting;
+  MadBuffer b = CcMad(method::kSet, attr::kSwitchCongestionSetting, 0);
+  uint8_t* d = b.data() + kGsDataOffset;
+  Set(d, kControlMap, 0x4 | 0x10);  // Threshold + Packet_Size, and Marking_Rate
+  Set(d, kThreshold, 15);
+  Set(d, kPacketSize, 8);
+  Set(d, kMarkingRate, 1);
+  Set(d, kCsThreshold, 7);          // not in the map: ignored
+  d[kVictimMask.byte + 31] = 0x02;  // port 1, not in the map: ignored
+  auto r = Ask(s1_, b);
+  ASSERT_EQ(Status(r), 0u);
+  EXPECT_EQ(MadView{r->data()}.method(), method::kGetResp);
+  const uint8_t* rd = r->data() + kGsDataOffset;
+  EXPECT_EQ(Get(rd, kThreshold), 15u);
+  EXPECT_EQ(Get(rd, kPacketSize), 8u);
+  EXPECT_EQ(Get(rd, kMarkingRate), 1u);
+  EXPECT_EQ(Get(rd, kCsThreshold), 0u);
+  EXPECT_EQ(rd[kVictimMask.byte + 31], 0u);
+  const mgmt::CcState& cc = Dev("S1").cc_state(0);
+  EXPECT_EQ(cc.sw.threshold, 15);
+  EXPECT_EQ(cc.sw.marking_rate, 1);
+  // A Get reads the same; every port of the switch reaches the one CCA.
+  r = Ask(s1_, CcMad(method::kGet, attr::kSwitchCongestionSetting, 0));
+  ASSERT_EQ(Status(r), 0u);
+  EXPECT_EQ(Get(r->data() + kGsDataOffset, kThreshold), 15u);
+  // A CA has no switch settings; a switch no CA settings or table; modifiers are checked.
+  EXPECT_EQ(Status(Ask(h5_, CcMad(method::kGet, attr::kSwitchCongestionSetting, 0))),
+            status::kBadMethodAttr);
+  EXPECT_EQ(Status(Ask(s1_, CcMad(method::kGet, attr::kCaCongestionSetting, 0))),
+            status::kBadMethodAttr);
+  EXPECT_EQ(Status(Ask(s1_, CcMad(method::kGet, attr::kCongestionControlTable, 0))),
+            status::kBadMethodAttr);
+  EXPECT_EQ(Status(Ask(s1_, CcMad(method::kGet, attr::kSwitchCongestionSetting, 1))),
+            status::kBadAttrValue);
+  // Class version 1 is not the CC class's; Set of a read-only attribute; an unknown one.
+  MadBuffer v1 = CcMad(method::kGet, attr::kCongestionInfo, 0);
+  v1[2] = 1;
+  EXPECT_EQ(Status(Ask(s1_, v1)), status::kBadVersion);
+  EXPECT_EQ(Status(Ask(s1_, CcMad(method::kSet, attr::kCongestionInfo, 0))),
+            status::kBadMethodAttr);
+  EXPECT_EQ(Status(Ask(s1_, CcMad(method::kGet, 0x0042, 0))), status::kBadMethodAttr);
+}
+
+TEST_F(Cca, SwitchPortSettingsComeInBlocksOf32Ports) {
+  using namespace switch_port_congestion_setting;
+  // S1 has 36 ports, 0..36 with the management port: blocks 0 and 1.
+  MadBuffer b = CcMad(method::kSet, attr::kSwitchPortCongestionSetting, 1);
+  uint8_t* e = b.data() + kGsDataOffset + (35 - 32) * kElementBytes;  // port 35
+  Set(e, kValid, 1);
+  Set(e, kThreshold, 9);
+  Set(e, kPacketSize, 4);
+  auto r = Ask(s1_, b);
+  ASSERT_EQ(Status(r), 0u);
+  EXPECT_EQ(Get(r->data() + kGsDataOffset + 3 * kElementBytes, kThreshold), 9u);
+  const mgmt::CcState& cc = Dev("S1").cc_state(0);
+  EXPECT_TRUE(cc.ports[35].valid);
+  EXPECT_EQ(cc.ports[35].threshold, 9);
+  EXPECT_FALSE(cc.ports[3].valid);
+  EXPECT_EQ(Status(Ask(s1_, CcMad(method::kGet, attr::kSwitchPortCongestionSetting, 2))),
+            status::kBadAttrValue);
+}
+
+TEST_F(Cca, CaSettingsAndTheCongestionControlTable) {
+  using namespace congestion_control_table;
+  // Paper III's table is 128 entries: CCTI_Limit 127 in both blocks.
+  for (int block = 0; block < 2; ++block) {
+    MadBuffer b = CcMad(method::kSet, attr::kCongestionControlTable, block);
+    uint8_t* d = b.data() + kGsDataOffset;
+    Set(d, kCctiLimit, 127);
+    for (int i = 0; i < kEntriesPerBlock; ++i) {
+      uint8_t* e = d + kEntriesOffset + 2 * i;
+      Set(e, kCctShift, 1);
+      Set(e, kCctMultiplier, block * 64 + i);
+    }
+    auto r = Ask(h5_, b);
+    ASSERT_EQ(Status(r), 0u) << block;
+    EXPECT_EQ(Get(r->data() + kGsDataOffset + kEntriesOffset + 2 * 5, kCctMultiplier),
+              static_cast<uint64_t>(block * 64 + 5));
+  }
+  const mgmt::CcState& cc = Dev("H5").cc_state(1);
+  EXPECT_EQ(cc.ccti_limit, 127);
+  EXPECT_EQ(cc.cct[70], (1u << 14) | 70u);
+  auto r = Ask(h5_, CcMad(method::kGet, attr::kCongestionInfo, 0));
+  EXPECT_EQ(Get(r->data() + kGsDataOffset, congestion_info::kControlTableCap), 2u);
+  // Out of range: a limit beyond the 128 entries, a block beyond the limit, a third block.
+  MadBuffer bad = CcMad(method::kSet, attr::kCongestionControlTable, 0);
+  Set(bad.data() + kGsDataOffset, kCctiLimit, 128);
+  EXPECT_EQ(Status(Ask(h5_, bad)), status::kBadAttrValue);
+  bad = CcMad(method::kSet, attr::kCongestionControlTable, 1);
+  Set(bad.data() + kGsDataOffset, kCctiLimit, 10);
+  EXPECT_EQ(Status(Ask(h5_, bad)), status::kBadAttrValue);
+  EXPECT_EQ(Status(Ask(h5_, CcMad(method::kGet, attr::kCongestionControlTable, 2))),
+            status::kBadAttrValue);
+  EXPECT_EQ(cc.ccti_limit, 127) << "a refused Set changed the table";
+
+  using namespace ca_congestion_setting;
+  MadBuffer cs = CcMad(method::kSet, attr::kCaCongestionSetting, 0);
+  uint8_t* d = cs.data() + kGsDataOffset;
+  Set(d, kPortControl, 1);
+  Set(d, kControlMap, 0x0003);  // SL 0 and 1
+  for (int sl = 0; sl < 3; ++sl) {
+    uint8_t* e = d + ca_congestion_setting::kEntriesOffset + sl * kEntryBytes;
+    Set(e, kCctiTimer, 150);
+    Set(e, kCctiIncrease, 1);
+    Set(e, kCctiMin, 0);
+  }
+  r = Ask(h5_, cs);
+  ASSERT_EQ(Status(r), 0u);
+  EXPECT_EQ(cc.ca.port_control, 1);
+  EXPECT_EQ(cc.ca.sl[1].ccti_timer, 150);
+  EXPECT_EQ(cc.ca.sl[2].ccti_timer, 0) << "SL 2 is not in Control_Map";
+  // A CCTI_Min above CCTI_Limit could never be reached.
+  Set(d + ca_congestion_setting::kEntriesOffset, kCctiMin, 200);
+  EXPECT_EQ(Status(Ask(h5_, cs)), status::kBadAttrValue);
+  EXPECT_EQ(cc.ca.sl[0].ccti_min, 0);
+}
+
+TEST_F(Cca, CcKeyRefusesWrongKeysCountsThemAndItsProtectionLapsesAfterTheLease) {
+  using namespace congestion_key_info;
+  MadBuffer k = CcMad(method::kSet, attr::kCongestionKeyInfo, 0);
+  Set(k.data() + kGsDataOffset, kCcKey, 0x42);
+  Set(k.data() + kGsDataOffset, kCcKeyProtectBit, 1);
+  Set(k.data() + kGsDataOffset, kCcKeyLeasePeriod, 1);
+  ASSERT_EQ(Status(Ask(s1_, k)), 0u);
+  // Protected: a wrong key gets no answer at all, Get or Set, and each one counts.
+  EXPECT_FALSE(Ask(s1_, CcMad(method::kGet, attr::kSwitchCongestionSetting, 0)));
+  MadBuffer set = CcMad(method::kSet, attr::kSwitchCongestionSetting, 0, 0x41);
+  Set(set.data() + kGsDataOffset, switch_congestion_setting::kControlMap, 4);
+  Set(set.data() + kGsDataOffset, switch_congestion_setting::kThreshold, 3);
+  EXPECT_FALSE(Ask(s1_, set));
+  EXPECT_EQ(Dev("S1").cc_state(0).sw.threshold, 0) << "a Set with the wrong key acted";
+  auto r = Ask(s1_, CcMad(method::kGet, attr::kCongestionKeyInfo, 0, 0x42));
+  ASSERT_EQ(Status(r), 0u);
+  EXPECT_EQ(Get(r->data() + kGsDataOffset, kCcKeyViolations), 2u);
+  EXPECT_EQ(Get(r->data() + kGsDataOffset, kCcKey), 0x42u);
+  // The right key is taken, and the lease started by the violations stops.
+  Set(set.data(), hdr::kCcKey, 0x42);
+  EXPECT_EQ(Status(Ask(s1_, set)), 0u);
+  EXPECT_EQ(Dev("S1").cc_state(0).sw.threshold, 3);
+  // A violation starts the 1 s lease; once it has run out the protect bit lapses: Gets with the
+  // wrong key are answered (CC_Key reads 0), Sets still refused.
+  EXPECT_FALSE(Ask(s1_, CcMad(method::kGet, attr::kCongestionInfo, 0)));
+  part_->RunUntil(part_->now() + link::kPsPerSec);
+  r = Ask(s1_, CcMad(method::kGet, attr::kCongestionKeyInfo, 0, 0x7));
+  ASSERT_EQ(Status(r), 0u);
+  EXPECT_EQ(Get(r->data() + kGsDataOffset, kCcKey), 0u);
+  EXPECT_EQ(Get(r->data() + kGsDataOffset, kCcKeyProtectBit), 0u);
+  EXPECT_EQ(Get(r->data() + kGsDataOffset, kCcKeyViolations), 3u);
+  Set(set.data(), hdr::kCcKey, 0x7);
+  EXPECT_FALSE(Ask(s1_, set));
+  // Another node's CCA has its own key (none).
+  EXPECT_EQ(Status(Ask(h5_, CcMad(method::kGet, attr::kCongestionKeyInfo, 0, 0x7))), 0u);
+}
+
+TEST_F(Cca, TimestampLogAndClassPortInfo) {
+  auto r = Ask(s1_, CcMad(method::kGet, attr::kTimestamp, 0));
+  ASSERT_EQ(Status(r), 0u);
+  // The CCA read the clock between the send and the 50 us Send() runs: 1.024 us ticks.
+  uint64_t ticks = Get(r->data() + kGsDataOffset, timestamp::kTimestamp);
+  uint64_t now_ticks = static_cast<uint64_t>(part_->now() / (1024 * link::kPsPerNs));
+  EXPECT_LE(ticks, now_ticks);
+  EXPECT_GE(ticks + 50, now_ticks);
+  r = Ask(s1_, CcMad(method::kGet, attr::kCongestionLog, 0));
+  ASSERT_EQ(Status(r), 0u);
+  EXPECT_EQ(Get(r->data() + kCcLogDataOffset, congestion_log::kLogType),
+            congestion_log::kLogTypeSwitch);
+  r = Ask(h5_, CcMad(method::kGet, attr::kCongestionLog, 0));
+  EXPECT_EQ(Get(r->data() + kCcLogDataOffset, congestion_log::kLogType),
+            congestion_log::kLogTypeCa);
+  r = Ask(h5_, CcMad(method::kGet, attr::kClassPortInfo, 0));
+  ASSERT_EQ(Status(r), 0u);
+  EXPECT_EQ(Get(r->data() + kGsDataOffset, class_port_info::kClassVersion), 2u);
 }
 
 }  // namespace

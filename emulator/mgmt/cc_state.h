@@ -1,0 +1,63 @@
+// What a Congestion Control Agent holds (IBA annex A10): the settings a CC manager writes with CC
+// MADs, the CC_Key that protects them, and the congestion logs. A switch has one (its management
+// port's); a CA has one per port. The data plane reads the settings (switch marking, CA
+// throttling); the CCA (cca.cc) is the only writer besides the scenario loader.
+#pragma once
+#include <array>
+#include <cstdint>
+#include <vector>
+
+namespace ibemu::mgmt {
+
+struct SwitchCongestionSetting {
+  uint32_t control_map = 0;
+  std::array<uint8_t, 32> victim_mask{};  // 256-bit port mask as on the wire (big-endian)
+  std::array<uint8_t, 32> credit_mask{};
+  uint8_t threshold = 0;    // 0 never marks; 1..15 lowest to highest buffer fill
+  uint8_t packet_size = 0;  // 64-byte credits; smaller packets are never marked
+  uint8_t cs_threshold = 0;
+  uint16_t cs_return_delay = 0;  // CCT entry format: shift (2 bits) : multiplier (14 bits)
+  uint16_t marking_rate = 0;     // mean number of eligible packets between marks
+};
+
+struct SwitchPortCongestionSetting {
+  bool valid = false;
+  uint8_t control_type = 0;  // 0 congestion, 1 credit starvation
+  uint8_t threshold = 0;
+  uint8_t packet_size = 0;
+  uint16_t marking_rate = 0;  // Cong_Parm for Control_Type 1
+};
+
+struct CaCongestionEntry {
+  uint16_t ccti_timer = 0;  // 1.024 us units
+  uint8_t ccti_increase = 0;
+  uint8_t trigger_threshold = 0;
+  uint8_t ccti_min = 0;
+};
+
+struct CaCongestionSetting {
+  uint16_t port_control = 0;  // bit 0: 0 QP-based, 1 SL-based
+  uint16_t control_map = 0;   // bit n: SL n's entry is valid
+  std::array<CaCongestionEntry, 16> sl{};
+};
+
+struct CcKeyInfo {
+  uint64_t key = 0;
+  bool protect = false;
+  uint16_t lease_period = 0;  // seconds; 0 = the protection never lapses
+  uint16_t violations = 0;
+  int64_t lease_ends_ps = -1;  // a violation started the lease; it ends here (-1: not running)
+};
+
+struct CcState {
+  // The CA's table: 128 entries (two 64-entry blocks), as many as OpenSM's cc_cct takes.
+  static constexpr int kCctBlocks = 2;
+  CcKeyInfo key;
+  SwitchCongestionSetting sw;
+  std::vector<SwitchPortCongestionSetting> ports;  // switch: [port]
+  CaCongestionSetting ca;
+  uint16_t ccti_limit = 0;
+  std::array<uint16_t, 64 * kCctBlocks> cct{};  // shift:multiplier entries
+};
+
+}  // namespace ibemu::mgmt

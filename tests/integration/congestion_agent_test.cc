@@ -1,0 +1,109 @@
+// The Congestion Control Agent in every node, from the outside: Debian's OpenSM with its CC
+// manager on programs every switch and CA, and infiniband-diags' ibccquery reads back exactly
+// what its configuration says; ibccconfig sets a CC_Key, after which a MAD without it gets no
+// answer and is counted.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+
+#include "tests/integration/up_fabric.h"
+
+namespace ibemu::testing {
+namespace {
+
+class CongestionAgent : public ::testing::Test {
+ protected:
+  void SetUp() override {
+#if defined(__SANITIZE_ADDRESS__)
+    GTEST_SKIP() << "sanitizer build: the Debian tools cannot load an instrumented libibumad";
+#endif
+    if (!HaveTool("ibccquery") || !HaveTool("ibccconfig") || !HaveTool("opensm"))
+      GTEST_SKIP() << "infiniband-diags and opensm are needed";
+  }
+};
+
+// The hex or decimal number after "Name:....." in an ibccquery dump, or -1.
+int64_t Field(const std::string& out, const std::string& name) {
+  std::smatch m;
+  if (!std::regex_search(out, m, std::regex(name + ":\\.+(0x[0-9a-f]+|[0-9]+)"))) return -1;
+  return std::stoll(m[1], nullptr, 0);
+}
+
+TEST_F(CongestionAgent, OpenSmProgramsEveryCcaAndIbccqueryReadsItBack) {
+  UpFabric f(Src("configs/topologies/testbed.topo"), {"--sm", "external"});
+  ASSERT_TRUE(f.ready());
+  // Paper III's switch settings, and a CA entry for SL 0 with a four-entry table.
+  const std::string cc =
+      "s/^congestion_control .*/congestion_control TRUE/;"
+      "s/^cc_sw_cong_setting_control_map .*/cc_sw_cong_setting_control_map 0x1f/;"
+      "s/^cc_sw_cong_setting_threshold .*/cc_sw_cong_setting_threshold 0x0f/;"
+      "s/^cc_sw_cong_setting_packet_size .*/cc_sw_cong_setting_packet_size 8/;"
+      "s/^cc_sw_cong_setting_marking_rate .*/cc_sw_cong_setting_marking_rate 1/;"
+      "s/^cc_ca_cong_setting_port_control .*/cc_ca_cong_setting_port_control 0x0001/;"
+      "s/^cc_ca_cong_setting_control_map .*/cc_ca_cong_setting_control_map 0x0001/;"
+      "s/^cc_ca_cong_setting_ccti_timer 0 0/cc_ca_cong_setting_ccti_timer 0 150/;"
+      "s/^cc_ca_cong_setting_ccti_increase 0 0/cc_ca_cong_setting_ccti_increase 0 1/;"
+      "s/^#* *cc_cct .*/cc_cct 0:0,1:1,1:2,2:3/";
+  SmProcess sm;
+  sm.log = f.dir() + "/opensm.log";
+  sm.pid = StartOpenSm(f, "H7:1", 10, cc);
+  ASSERT_GT(sm.pid, 0) << "opensm never reached SUBNET UP";
+  // The switches' LIDs by directed route from H1 (S1) and H4 (S2); every CA's own.
+  std::map<std::string, int64_t> lids;
+  lids["S1"] = DumpField(f.Exec("H1:1", "smpquery -D portinfo 0,1 0").out, "Lid");
+  lids["S2"] = DumpField(f.Exec("H4:1", "smpquery -D portinfo 0,1 0").out, "Lid");
+  for (int h = 1; h <= 7; ++h) {
+    std::string n = "H" + std::to_string(h);
+    lids[n] = DumpField(f.Exec(n + ":1", "smpquery -D portinfo 0").out, "Lid");
+  }
+  for (const auto& [node, lid] : lids) {
+    ASSERT_GT(lid, 0) << node;
+    std::string l = std::to_string(lid);
+    if (node[0] == 'S') {
+      std::string ss = f.Exec("H1:1", "ibccquery SS " + l).out;
+      EXPECT_EQ(Field(ss, "Control_Map"), 0x1f) << node << "\n" << ss;
+      EXPECT_EQ(Field(ss, "Threshold"), 15) << node;
+      EXPECT_EQ(Field(ss, "Packet_Size"), 8) << node;
+      EXPECT_EQ(Field(ss, "Marking_Rate"), 1) << node;
+      continue;
+    }
+    std::string cs = f.Exec("H1:1", "ibccquery CS " + l).out;
+    EXPECT_EQ(Field(cs, "Port_Control"), 1) << node << "\n" << cs;
+    EXPECT_EQ(Field(cs, "Control_Map"), 1) << node;
+    EXPECT_EQ(Field(cs, "CCTI_Timer"), 150) << node;  // SL 0 comes first
+    EXPECT_EQ(Field(cs, "CCTI_Increase"), 1) << node;
+    std::string ct = f.Exec("H1:1", "ibccquery CT " + l).out;
+    EXPECT_EQ(Field(ct, "CCTI_Limit"), 3) << node << "\n" << ct;
+    EXPECT_NE(ct.find("Entry:...........................3\nCCT_Shift:.......................2\n"
+                      "CCT_Multiplier:..................3"),
+              std::string::npos)
+        << node << "\n"
+        << ct;
+  }
+  // OpenSM saw no CCA refuse or time out.
+  EXPECT_EQ(ReadFile(sm.log).find("ERR C1"), std::string::npos) << ReadFile(sm.log);
+}
+
+TEST_F(CongestionAgent, ACcKeySetByIbccconfigShutsOutMadsWithoutIt) {
+  UpFabric f(Src("configs/topologies/testbed.topo"), {});  // builtin SM: S1 has LID 1
+  ASSERT_TRUE(f.ready());
+  CliResult set = f.Exec("H1:1", "ibccconfig CongestionKeyInfo 1 0x42 1 0 0");
+  ASSERT_EQ(set.status, 0) << set.out;
+  // Without the key: no answer (the tool times out and fails); with it: the settings.
+  CliResult refused = f.Exec("H1:1", "ibccquery -t 200 SS 1");
+  EXPECT_NE(refused.status, 0) << refused.out;
+  CliResult keyed = f.Exec("H1:1", "ibccquery -c 0x42 SS 1");
+  EXPECT_EQ(keyed.status, 0) << keyed.out;
+  std::string ck = f.Exec("H1:1", "ibccquery -c 0x42 CK 1").out;
+  EXPECT_EQ(Field(ck, "CC_Key"), 0x42) << ck;
+  EXPECT_EQ(Field(ck, "CC_KeyProtectBit"), 1) << ck;
+  EXPECT_GE(Field(ck, "CC_KeyViolations"), 1) << ck;
+  // A Set with the key changes what the next Get reads.
+  CliResult ss = f.Exec("H1:1", "ibccconfig -c 0x42 SS 1 0x4 0 0 7 4 0 0:0 0");
+  ASSERT_EQ(ss.status, 0) << ss.out;
+  EXPECT_EQ(Field(f.Exec("H1:1", "ibccquery -c 0x42 SS 1").out, "Threshold"), 7);
+}
+
+}  // namespace
+}  // namespace ibemu::testing
