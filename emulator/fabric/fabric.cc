@@ -113,6 +113,29 @@ void InitManagement(mgmt::ManagedNode* d, const scenario::Scenario& s, int n,
   if (sw && builtin) nm.sw.linear_fdb_top = lids.max_lid();
 }
 
+// The CC agents start with the scenario's congestion_control settings: the node's own if it has
+// them, else the fabric's; a switch's per-port settings; every CCA with the scenario's CC_Key.
+void InitCongestionControl(mgmt::ManagedNode* d, const scenario::Scenario& s, int n) {
+  auto own = s.cc.node.find(n);
+  const scenario::CcSettings& cs = own != s.cc.node.end() ? own->second : s.cc.all;
+  if (d->is_switch()) {
+    mgmt::CcState& st = d->cc_state(0);
+    st.key.key = s.cc.cc_key;
+    st.sw = cs.sw;
+    for (auto it = s.cc.switch_ports.lower_bound({n, 0});
+         it != s.cc.switch_ports.end() && it->first.first == n; ++it)
+      st.ports[static_cast<size_t>(it->first.second)] = it->second;
+    return;
+  }
+  for (int p = 1; p <= d->num_ports(); ++p) {
+    mgmt::CcState& st = d->cc_state(p);
+    st.key.key = s.cc.cc_key;
+    st.ca = cs.ca;
+    std::copy(cs.cct.begin(), cs.cct.end(), st.cct.begin());
+    st.ccti_limit = static_cast<uint16_t>(cs.cct.empty() ? 0 : cs.cct.size() - 1);
+  }
+}
+
 }  // namespace
 
 SimTime RxDelay(const scenario::Scenario& s, int n) {
@@ -189,6 +212,7 @@ std::unique_ptr<Fabric> BuildFabric(const scenario::Scenario& s, const std::vect
     d->SetStats(stats);
     d->set_mgmt_latency(s.mgmt_latency);
     InitManagement(d, s, static_cast<int>(n), f->lids, s.sw.vlarb_config);
+    InitCongestionControl(d, s, static_cast<int>(n));
     // The management port's internal buffer, for GS MADs the switch sends through its crossbar.
     if (node.type == topology::NodeType::kSwitch)
       d->ConfigureBuffers(0, s.data_vls, classes, 1u << 20);

@@ -18,6 +18,23 @@ struct SwitchCongestionSetting {
   uint8_t cs_threshold = 0;
   uint16_t cs_return_delay = 0;  // CCT entry format: shift (2 bits) : multiplier (14 bits)
   uint16_t marking_rate = 0;     // mean number of eligible packets between marks
+
+  // A Set applies only the parts its Control_Map selects: bit 0 Victim_Mask, 1 Credit_Mask,
+  // 2 Threshold and Packet_Size, 3 CS_Threshold and CS_ReturnDelay, 4 Marking_Rate.
+  void Apply(const SwitchCongestionSetting& w) {
+    control_map = w.control_map;
+    if (w.control_map & 1) victim_mask = w.victim_mask;
+    if (w.control_map & 2) credit_mask = w.credit_mask;
+    if (w.control_map & 4) {
+      threshold = w.threshold;
+      packet_size = w.packet_size;
+    }
+    if (w.control_map & 8) {
+      cs_threshold = w.cs_threshold;
+      cs_return_delay = w.cs_return_delay;
+    }
+    if (w.control_map & 16) marking_rate = w.marking_rate;
+  }
 };
 
 struct SwitchPortCongestionSetting {
@@ -39,6 +56,14 @@ struct CaCongestionSetting {
   uint16_t port_control = 0;  // bit 0: 0 QP-based, 1 SL-based
   uint16_t control_map = 0;   // bit n: SL n's entry is valid
   std::array<CaCongestionEntry, 16> sl{};
+
+  // A Set applies Port_Control and the SL entries its Control_Map selects.
+  void Apply(const CaCongestionSetting& w) {
+    port_control = w.port_control;
+    control_map = w.control_map;
+    for (int i = 0; i < 16; ++i)
+      if (w.control_map >> i & 1) sl[i] = w.sl[i];
+  }
 };
 
 struct CcKeyInfo {

@@ -66,23 +66,6 @@ SwitchCongestionSetting ReadSwitchSetting(const uint8_t* data) {
   return s;
 }
 
-// Control_Map says which parts of a Set apply (bit 0 Victim_Mask, 1 Credit_Mask, 2 Threshold and
-// Packet_Size, 3 CS_Threshold and CS_ReturnDelay, 4 Marking_Rate); the others keep their values.
-void ApplySwitchSetting(SwitchCongestionSetting& s, const SwitchCongestionSetting& w) {
-  s.control_map = w.control_map;
-  if (w.control_map & 1) s.victim_mask = w.victim_mask;
-  if (w.control_map & 2) s.credit_mask = w.credit_mask;
-  if (w.control_map & 4) {
-    s.threshold = w.threshold;
-    s.packet_size = w.packet_size;
-  }
-  if (w.control_map & 8) {
-    s.cs_threshold = w.cs_threshold;
-    s.cs_return_delay = w.cs_return_delay;
-  }
-  if (w.control_map & 16) s.marking_rate = w.marking_rate;
-}
-
 uint8_t* Element(uint8_t* data, int i) {
   return data + i * switch_port_congestion_setting::kElementBytes;
 }
@@ -243,7 +226,7 @@ AgentVerdict HandleCongestion(ManagedDevice& d, int in, MadView m) {
     case attr::kSwitchCongestionSetting:
       if (!sw) return bad(status::kBadMethodAttr);
       if (mod != 0) return bad(status::kBadAttrValue);
-      if (set) ApplySwitchSetting(cc.sw, ReadSwitchSetting(data));
+      if (set) cc.sw.Apply(ReadSwitchSetting(data));
       std::memset(data, 0, kGsDataBytes);
       FillSwitchSetting(cc.sw, data);
       break;

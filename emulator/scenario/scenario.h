@@ -10,6 +10,7 @@
 #include "common/topology/topology.h"
 #include "emulator/hca/hca_config.h"
 #include "emulator/hca/traffic_source.h"
+#include "emulator/mgmt/cc_state.h"
 #include "emulator/switch/switch_config.h"
 
 namespace ibemu::scenario {
@@ -20,6 +21,21 @@ struct FlowInfo {
   std::string name;
   std::string pattern;
   std::string src, dst;  // node names for single flows; empty for patterns
+};
+
+// The `congestion_control:` section: what every Congestion Control Agent holds when the fabric
+// starts, as if a CC manager had programmed it with OpenSM's cc_* options (docs/scenarios.md).
+struct CcSettings {
+  mgmt::SwitchCongestionSetting sw;  // applied through its Control_Map, as a Set would be
+  mgmt::CaCongestionSetting ca;      // likewise
+  std::vector<uint16_t> cct;         // shift:multiplier; CCTI_Limit = size - 1
+};
+
+struct CcConfig {
+  uint64_t cc_key = 0;
+  CcSettings all;                  // every switch and CA
+  std::map<int, CcSettings> node;  // [node index]: instead of `all`
+  std::map<std::pair<int, int>, mgmt::SwitchPortCongestionSetting> switch_ports;  // (node, port)
 };
 
 struct Scenario {
@@ -46,6 +62,7 @@ struct Scenario {
   std::string routing = "minhop";
   int data_vls = 1;
   std::vector<uint8_t> sl2vl;  // optional, 16 entries: applied to every switch and HCA port
+  CcConfig cc;
 
   std::vector<FlowInfo> flows;
   std::map<std::string, std::vector<hca::TrafficSource>> sources;  // by HCA node name

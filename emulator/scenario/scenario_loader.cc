@@ -12,7 +12,9 @@
 #include "emulator/policy/builtin.h"
 #include "emulator/policy/input_arbiter.h"
 #include "emulator/policy/input_queuing.h"
+#include "emulator/scenario/cc_section.h"
 #include "emulator/scenario/scenario.h"
+#include "emulator/scenario/yaml_checks.h"
 
 namespace ibemu::scenario {
 namespace {
@@ -45,11 +47,10 @@ bool SplitNumberUnit(const std::string& in, double* num, std::string* unit) {
 // Reads one scenario file, keeping the path of the field being read for error messages.
 class Loader {
  public:
-  explicit Loader(std::string file) : file_(std::move(file)) {}
+  explicit Loader(std::string file) : file_(file), checks_(std::move(file)) {}
 
   [[noreturn]] void Fail(const YAML::Node& n, const std::string& field, const std::string& msg) {
-    int line = n.IsDefined() ? n.Mark().line + 1 : 0;
-    throw ScenarioError(file_ + ":" + std::to_string(line) + ": " + field + ": " + msg);
+    checks_.Fail(n, field, msg);
   }
 
   template <typename T>
@@ -122,21 +123,14 @@ class Loader {
   void CheckKeys(const YAML::Node& n, const std::string& path, std::set<std::string> allowed);
 
   std::string file_;
+  YamlChecks checks_;
   std::vector<std::vector<uint16_t>> lids_;  // [node][port]
   std::vector<Endpoint> all_cas_;
 };
 
 void Loader::CheckKeys(const YAML::Node& n, const std::string& path,
                        std::set<std::string> allowed) {
-  if (!n.IsMap()) Fail(n, path, "expected a mapping");
-  for (auto it = n.begin(); it != n.end(); ++it) {
-    std::string k = it->first.as<std::string>();
-    if (!allowed.count(k)) {
-      std::string known;
-      for (auto& a : allowed) known += (known.empty() ? "" : ", ") + a;
-      Fail(it->first, path.empty() ? k : path + "." + k, "unknown key; expected one of: " + known);
-    }
-  }
+  checks_.CheckKeys(n, path, allowed);
 }
 
 Scenario Loader::Load() {
@@ -152,13 +146,15 @@ Scenario Loader::Load() {
   Scenario s;
   s.file = file_;
   CheckKeys(root, "",
-            {"name", "description", "seed", "topology", "fabric", "traffic", "run", "output"});
+            {"name", "description", "seed", "topology", "fabric", "congestion_control", "traffic",
+             "run", "output"});
   s.name = Get<std::string>(root, "name", "", std::filesystem::path(file_).stem().string());
   s.description = Get<std::string>(root, "description", "", "");
   s.seed = Get<uint64_t>(root, "seed", "", 1);
   if (!root["topology"].IsDefined()) Fail(root, "topology", "missing");
   LoadTopology(root["topology"], &s);
   LoadFabric(root["fabric"], &s);
+  LoadCongestionControl(root["congestion_control"], checks_, &s);
 
   YAML::Node run = root["run"];
   if (run.IsDefined()) {

@@ -26,8 +26,8 @@ class BadInput : public ::testing::TestWithParam<Case> {};
 TEST_P(BadInput, IsRefusedWithFileLineAndFieldBeforeAnythingStarts) {
   const Case& c = GetParam();
   std::string dir = std::string(IBEMU_SOURCE_DIR) + "/tests/data/";
-  std::filesystem::path out = std::filesystem::temp_directory_path() / "ibemu_bad_input_out";
-  std::filesystem::remove_all(out);
+  ibemu::testing::TempDir tmp("bad-input");
+  std::filesystem::path out = tmp / "out";
   ibemu::testing::CliResult r =
       ibemu::testing::Ibemu("run -q " + dir + "scenarios/" + c.file + " -o " + out.string());
   EXPECT_EQ(r.status, 2) << r.out;
@@ -55,7 +55,26 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"topo_port_out_of_range.yaml",
                            "topologies/port_out_of_range.topo:11: port: ", "out of range 1..8"},
                       Case{"topo_one_sided_cable.yaml",
-                           "topologies/one_sided_cable.topo:5: cable: ", "one-sided cable"}),
+                           "topologies/one_sided_cable.topo:5: cable: ", "one-sided cable"},
+                      Case{"cc_unknown_key.yaml",
+                           "scenarios/cc_unknown_key.yaml:6: "
+                           "congestion_control.ib.cc_sw_cong_setting_treshold: ",
+                           "unknown key; expected one of: cc_ca_cong_setting_ccti_increase"},
+                      Case{"cc_threshold_range.yaml",
+                           "scenarios/cc_threshold_range.yaml:7: "
+                           "congestion_control.ib.cc_sw_cong_setting_threshold: ",
+                           "16 is out of range (0..15)"},
+                      Case{"cc_ccti_min_beyond_limit.yaml",
+                           "scenarios/cc_ccti_min_beyond_limit.yaml:7: "
+                           "congestion_control.ib.cc_ca_cong_setting_ccti_min: ",
+                           "SL 0 is 5, beyond CCTI_Limit 3"},
+                      Case{"cc_bad_cct_entry.yaml",
+                           "scenarios/cc_bad_cct_entry.yaml:6: congestion_control.ib.cc_cct: ",
+                           "'4:1' is not shift:multiplier"},
+                      Case{"cc_port_out_of_range.yaml",
+                           "scenarios/cc_port_out_of_range.yaml:6: "
+                           "congestion_control.switch_ports.S2:37: ",
+                           "port '37' is not a port of S2 (1..36)"}),
     [](const ::testing::TestParamInfo<Case>& i) {
       std::string n = i.param.file;
       n = n.substr(0, n.find('.'));

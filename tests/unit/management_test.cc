@@ -714,5 +714,41 @@ TEST_F(Cca, TimestampLogAndClassPortInfo) {
   EXPECT_EQ(Get(r->data() + kGsDataOffset, class_port_info::kClassVersion), 2u);
 }
 
+// The scenario's congestion_control section programs every CCA at the start, as OpenSM's cc_*
+// options would: through the Control_Maps, per switch, per switch port and per CA.
+TEST_F(Fabric, ScenarioCongestionControlSectionProgramsEveryCca) {
+  BuildFrom("tests/data/scenarios/cc_settings.yaml");
+  const mgmt::CcState& s1 = Dev("S1").cc_state(0);
+  const mgmt::CcState& s2 = Dev("S2").cc_state(0);
+  EXPECT_EQ(s1.sw.threshold, 7);  // its own
+  EXPECT_EQ(s2.sw.threshold, 15);
+  EXPECT_EQ(s2.sw.packet_size, 8);
+  EXPECT_EQ(s2.sw.marking_rate, 1);
+  EXPECT_EQ(s2.sw.control_map, 0x1Du);
+  EXPECT_EQ(s2.sw.victim_mask[31], 0x06);
+  EXPECT_EQ(s2.sw.credit_mask[31], 0x00) << "Control_Map bit 1 is clear";
+  EXPECT_EQ(s2.sw.cs_return_delay, (1u << 14) | 100u);
+  EXPECT_TRUE(s2.ports[2].valid);
+  EXPECT_EQ(s2.ports[2].threshold, 12);
+  EXPECT_EQ(s2.ports[2].marking_rate, 2);
+  EXPECT_FALSE(s2.ports[3].valid);
+  EXPECT_FALSE(s1.ports[2].valid);
+  const mgmt::CcState& h1 = Dev("H1").cc_state(1);
+  EXPECT_EQ(h1.ca.port_control, 1);
+  EXPECT_EQ(h1.ca.sl[1].ccti_timer, 150);
+  EXPECT_EQ(h1.ca.sl[2].ccti_timer, 0) << "SL 2 is not in Control_Map";
+  EXPECT_EQ(h1.ccti_limit, 3);
+  EXPECT_EQ(h1.cct[3], (1u << 14) | 3u);
+  const mgmt::CcState& h5 = Dev("H5").cc_state(1);
+  EXPECT_EQ(h5.ca.sl[0].ccti_timer, 20);
+  EXPECT_EQ(h5.ca.sl[1].ccti_timer, 150);
+  EXPECT_EQ(h5.ccti_limit, 1);
+  EXPECT_EQ(h5.cct[1], 10u);
+  // What a CC manager reads back over MADs is the same.
+  MadBuffer b = CcMad(method::kGet, attr::kSwitchCongestionSetting, 0);
+  Send("H1", 1, b, Dev("S1").port_mgmt(0).lid, 1);
+  EXPECT_EQ(Get(Reply().data() + kGsDataOffset, switch_congestion_setting::kThreshold), 7u);
+}
+
 }  // namespace
 }  // namespace ibemu
