@@ -93,7 +93,7 @@ class Reader {
     for (auto it = n.begin(); it != n.end(); ++it) {
       std::string k = it->first.as<std::string>(), p = path + "." + k;
       if (k == "cc_key") continue;  // the caller's
-      const YAML::Node& v = it->second;
+      const YAML::Node v = it->second;  // a copy: the iterator hands out temporaries
       mgmt::SwitchCongestionSetting& sw = *sw_given;
       mgmt::CaCongestionSetting& ca = *ca_given;
       if (k == "cc_sw_cong_setting_control_map") {
@@ -239,7 +239,7 @@ void LoadCongestionControl(const YAML::Node& n, const YamlChecks& checks, Scenar
                        {"control_type", "threshold", "packet_size", "marking_rate"});
       mgmt::SwitchPortCongestionSetting e;
       e.valid = true;
-      const YAML::Node& v = it->second;
+      const YAML::Node v = it->second;  // a copy: the iterator hands out temporaries
       if (v["control_type"])
         e.control_type = static_cast<uint8_t>(r.Number(v["control_type"], pp + ".control_type", 1));
       if (v["threshold"])
