@@ -92,10 +92,7 @@ class Clients : public ::testing::Test {
       c.timed_out += t;
       c.failed += b;
       if (b && c.first_failure.empty()) {
-        std::ifstream fin(o + ".failed");
-        std::stringstream s;
-        s << fin.rdbuf();
-        c.first_failure = o + ": " + s.str();
+        c.first_failure = o + ": " + ReadFile(o + ".failed");
       }
     }
     outs_.clear();

@@ -35,13 +35,6 @@ std::string TempDir(const std::string& what, mode_t mode = 0700) {
   return buf.data();
 }
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 // Files of fabric `name` left in `dir` (lock, state, sockets, temporaries).
 std::vector<std::string> FilesOf(const std::string& dir, const std::string& name) {
   std::vector<std::string> left;

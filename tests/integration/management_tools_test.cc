@@ -169,8 +169,7 @@ TEST_F(ManagementTools, SaqueryAndIbqueryerrorsGetWholeSaAnswers) {
   CliResult issm = f.Exec("H4:1", "saquery -s");
   CliResult qe = f.Exec("H4:1", "ibqueryerrors");  // asks the SA for all path records
   Stop(sm);
-  std::stringstream osm;
-  osm << std::ifstream(osm_log_).rdbuf();
+  const std::string osm = ReadFile(osm_log_);
 
   ASSERT_EQ(nr.status, 0) << nr.out;
   std::set<std::string> nodes, all = want.switches;
@@ -200,8 +199,8 @@ TEST_F(ManagementTools, SaqueryAndIbqueryerrorsGetWholeSaAnswers) {
   EXPECT_EQ(qe.out.find("Query SA failed"), std::string::npos) << qe.out;
 
   // OpenSM could send every answer (5430) and none timed out waiting for ACKs (5412).
-  EXPECT_EQ(osm.str().find("ERR 5430"), std::string::npos) << osm.str();
-  EXPECT_EQ(osm.str().find("ERR 5412"), std::string::npos) << osm.str();
+  EXPECT_EQ(osm.find("ERR 5430"), std::string::npos) << osm;
+  EXPECT_EQ(osm.find("ERR 5412"), std::string::npos) << osm;
 }
 
 TEST_F(ManagementTools, PerfqueryCountsWhatAFlowSent) {

@@ -22,6 +22,7 @@
 namespace {
 
 using ibemu::testing::CliResult;
+using ibemu::testing::ReadFile;
 using ibemu::testing::SpawnIbemu;
 using ibemu::testing::TempDir;
 
@@ -136,11 +137,6 @@ double ProgressMs(const std::string& text) {
   return best;
 }
 
-std::string ReadAll(const std::string& path) {
-  std::ifstream in(path);
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
-
 TEST(Partitions, AKilledProcessStopsTheRunWithAMessageNamingIt) {
   std::string scen =
       std::string(IBEMU_SOURCE_DIR) + "/configs/scenarios/testbed-scenario1-full.yaml";
@@ -155,12 +151,12 @@ TEST(Partitions, AKilledProcessStopsTheRunWithAMessageNamingIt) {
   std::vector<pid_t> workers;
   auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
   while (std::chrono::steady_clock::now() < until &&
-         (workers.size() < 2 || ProgressMs(ReadAll(log)) <= 0)) {
+         (workers.size() < 2 || ProgressMs(ReadFile(log)) <= 0)) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
     workers = ChildrenOf(launcher);
   }
-  ASSERT_EQ(workers.size(), 2u) << "the launcher did not start two workers\n" << ReadAll(log);
-  ASSERT_GT(ProgressMs(ReadAll(log)), 0) << "the run did not get going\n" << ReadAll(log);
+  ASSERT_EQ(workers.size(), 2u) << "the launcher did not start two workers\n" << ReadFile(log);
+  ASSERT_GT(ProgressMs(ReadFile(log)), 0) << "the run did not get going\n" << ReadFile(log);
   kill(workers[0], SIGKILL);
   auto t0 = std::chrono::steady_clock::now();
   int st = 0;
@@ -178,7 +174,7 @@ TEST(Partitions, AKilledProcessStopsTheRunWithAMessageNamingIt) {
   EXPECT_LT(secs, 5.0);
   ASSERT_TRUE(WIFEXITED(st));
   EXPECT_EQ(WEXITSTATUS(st), 2);
-  std::string text = ReadAll(log);
+  std::string text = ReadFile(log);
   EXPECT_NE(text.find("was killed by signal 9"), std::string::npos) << text;
   EXPECT_NE(text.find("emulator process for partition"), std::string::npos) << text;
   EXPECT_NE(text.find("devices "), std::string::npos) << text;

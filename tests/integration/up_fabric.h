@@ -49,10 +49,8 @@ class UpFabric {
                    name_ + " >/dev/null")
                  .status == 0;
     if (!ready_) {
-      std::ifstream in(dir_ + "/up.log");
-      std::stringstream log;
-      log << in.rdbuf();
-      ADD_FAILURE() << "fabric '" << name_ << "' did not answer within 30 s:\n" << log.str();
+      ADD_FAILURE() << "fabric '" << name_ << "' did not answer within 30 s:\n"
+                    << ReadFile(dir_ + "/up.log");
     }
   }
   // Whether `ibemu status` answered within 30 s of the start.
@@ -131,10 +129,7 @@ class UpFabric {
 inline bool WaitForLine(const std::string& file, const std::string& what, double seconds) {
   auto until = Clock::now() + std::chrono::duration<double>(seconds);
   while (Clock::now() < until) {
-    std::ifstream f(file);
-    std::stringstream ss;
-    ss << f.rdbuf();
-    if (ss.str().find(what) != std::string::npos) return true;
+    if (ReadFile(file).find(what) != std::string::npos) return true;
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   return false;
