@@ -298,14 +298,10 @@ SimTime XmitWaitTick(const Port& pt) {
                                                           static_cast<int>(pt.link.rate.width())));
 }
 
-// One step of the PortXmitWait accounting over [mark, t), during which the stall state and the
+// One step of the PortXmitWait accounting over [w.mark, t), during which the stall state and the
 // data-busy time did not change: a run open at `mark` goes on if the port still waits from that
 // instant, and otherwise ends there; a wait that starts in the window opens a run.
-struct WaitRun {
-  SimTime mark, start;
-};
-
-void StepXmitWait(const Port& pt, WaitRun& w, SimTime t, uint64_t* ticks) {
+void StepXmitWait(const Port& pt, XmitWaitRun& w, SimTime t, uint64_t* ticks) {
   SimTime from = std::max(w.mark, pt.data_busy_until);
   bool waits = pt.credit_stalled_vls != 0 && from < t;
   if (w.start >= 0 && !(waits && from == w.mark)) {
@@ -319,15 +315,12 @@ void StepXmitWait(const Port& pt, WaitRun& w, SimTime t, uint64_t* ticks) {
 }  // namespace
 
 void Device::AccountXmitWait(Port& pt) {
-  WaitRun w{pt.wait_mark, pt.wait_start};
-  StepXmitWait(pt, w, now(), &pt.stats.xmit_wait);
-  pt.wait_mark = w.mark;
-  pt.wait_start = w.start;
+  StepXmitWait(pt, pt.xmit_wait_run, now(), &pt.stats.xmit_wait);
 }
 
 uint64_t Device::XmitWait(int p) const {
   const Port& pt = ports_[p];
-  WaitRun w{pt.wait_mark, pt.wait_start};
+  XmitWaitRun w = pt.xmit_wait_run;  // a copy: reading the counter changes nothing
   uint64_t ticks = pt.stats.xmit_wait;
   StepXmitWait(pt, w, now(), &ticks);
   if (w.start >= 0) ticks += WholeTicks(w.start, now(), XmitWaitTick(pt));

@@ -41,6 +41,13 @@ struct PortStats {
   std::vector<stats::BinnedIntegral> credit_stalled;       // 1 while a packet waits for credits
 };
 
+// PortXmitWait accounting: counted up to `mark`; the waiting run open there began at `start`
+// (-1: none open).
+struct XmitWaitRun {
+  SimTime mark = 0;
+  SimTime start = -1;
+};
+
 struct Port {
   int number = 0;
   LinkEnd link;
@@ -57,8 +64,7 @@ struct Port {
   // arbiters report; PortXmitWait and the credit-stalled statistic follow it).
   uint32_t credit_stalled_vls = 0;
   SimTime data_busy_until = 0;  // the last data packet's tail leaves
-  SimTime wait_mark = 0;        // PortXmitWait accounted up to here
-  SimTime wait_start = -1;      // start of the waiting run open at wait_mark, or -1
+  XmitWaitRun xmit_wait_run;    // PortXmitWait accounting (Device::XmitWait)
   std::vector<TxCredits> tx;    // [vl * classes + class]
   std::vector<RxCredits> rx;
   std::vector<uint32_t> vl_used;  // receive buffer blocks in use per VL, all credit classes
