@@ -64,6 +64,13 @@ struct CaCongestionSetting {
     for (int i = 0; i < 16; ++i)
       if (w.control_map >> i & 1) sl[i] = w.sl[i];
   }
+  // The first SL of Control_Map whose CCTI_Min lies above the table's last index (it could
+  // never be reached), or -1.
+  int SlWithCctiMinAbove(int ccti_limit) const {
+    for (int i = 0; i < 16; ++i)
+      if ((control_map >> i & 1) && sl[i].ccti_min > ccti_limit) return i;
+    return -1;
+  }
 };
 
 struct CcKeyInfo {

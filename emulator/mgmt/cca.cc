@@ -117,24 +117,27 @@ void FillCaSetting(const CaCongestionSetting& s, uint8_t* data) {
   }
 }
 
-// A CACongestionSetting Set: Port_Control always, and the SL entries Control_Map marks. A
-// CCTI_Min above the table's CCTI_Limit could never be reached and is refused.
-bool ApplyCaSetting(CcState& cc, uint8_t* data) {
+CaCongestionSetting ReadCaSetting(uint8_t* data) {
   using namespace ca_congestion_setting;
-  uint16_t map = static_cast<uint16_t>(Get(data, kControlMap));
-  for (int sl = 0; sl < 16; ++sl)
-    if ((map >> sl & 1) && Get(CaEntry(data, sl), kCctiMin) > cc.ccti_limit) return false;
-  cc.ca.port_control = static_cast<uint16_t>(Get(data, kPortControl));
-  cc.ca.control_map = map;
+  CaCongestionSetting s;
+  s.port_control = static_cast<uint16_t>(Get(data, kPortControl));
+  s.control_map = static_cast<uint16_t>(Get(data, kControlMap));
   for (int sl = 0; sl < 16; ++sl) {
-    if (!(map >> sl & 1)) continue;
     const uint8_t* e = CaEntry(data, sl);
-    CaCongestionEntry& x = cc.ca.sl[sl];
+    CaCongestionEntry& x = s.sl[sl];
     x.ccti_timer = static_cast<uint16_t>(Get(e, kCctiTimer));
     x.ccti_increase = static_cast<uint8_t>(Get(e, kCctiIncrease));
     x.trigger_threshold = static_cast<uint8_t>(Get(e, kTriggerThreshold));
     x.ccti_min = static_cast<uint8_t>(Get(e, kCctiMin));
   }
+  return s;
+}
+
+// A CACongestionSetting Set: refused if a CCTI_Min it sets could never be reached.
+bool ApplyCaSetting(CcState& cc, uint8_t* data) {
+  CaCongestionSetting w = ReadCaSetting(data);
+  if (w.SlWithCctiMinAbove(cc.ccti_limit) >= 0) return false;
+  cc.ca.Apply(w);
   return true;
 }
 
@@ -165,11 +168,6 @@ bool ApplyCctBlock(CcState& cc, int block, const uint8_t* data) {
   return true;
 }
 
-uint16_t Respond(MadView m, uint16_t status) {
-  MakeResponse(m, status);
-  return status;
-}
-
 }  // namespace
 
 AgentVerdict HandleCongestion(ManagedDevice& d, int in, MadView m) {
@@ -182,7 +180,7 @@ AgentVerdict HandleCongestion(ManagedDevice& d, int in, MadView m) {
   uint32_t mod = m.attr_mod();
   uint8_t* data = m.gs_data();
   auto bad = [&](uint16_t st) {
-    Respond(m, st);
+    MakeResponse(m, st);
     return AgentVerdict::kRespond;
   };
   switch (m.attr_id()) {
@@ -262,7 +260,7 @@ AgentVerdict HandleCongestion(ManagedDevice& d, int in, MadView m) {
     default:
       return bad(status::kBadMethodAttr);
   }
-  Respond(m, status::kOk);
+  MakeResponse(m, status::kOk);
   return AgentVerdict::kRespond;
 }
 

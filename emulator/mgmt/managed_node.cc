@@ -5,10 +5,7 @@
 namespace ibemu::mgmt {
 
 ManagedNode::ManagedNode(engine::LpId id, std::string name, int num_ports)
-    : link::Device(id, std::move(name), num_ports), port_mgmt_(num_ports + 1), cc_(num_ports + 1) {
-  // Per-port settings exist on every node; only a switch's CCA serves them.
-  cc_[0].ports.resize(static_cast<size_t>(num_ports) + 1);
-}
+    : link::Device(id, std::move(name), num_ports), port_mgmt_(num_ports + 1), cc_(num_ports + 1) {}
 
 void ManagedNode::HandleUpper(const engine::Event& e) {
   switch (e.kind) {

@@ -65,7 +65,7 @@ class ManagedNode : public link::Device, public ManagedDevice {
 
   NodeMgmt node_mgmt_;
   std::vector<PortMgmt> port_mgmt_;
-  std::vector<CcState> cc_;  // [port]; a switch uses [0] for all its ports
+  std::vector<CcState> cc_;  // [port] on a CA; a switch keeps one, [0], for all its ports
   link::SimTime mgmt_latency_ = link::kPsPerUs;
   MadClient* mad_client_ = nullptr;
 

@@ -92,7 +92,7 @@ class Reader {
     c_.CheckKeys(n, path, keys);
     for (auto it = n.begin(); it != n.end(); ++it) {
       std::string k = it->first.as<std::string>(), p = path + "." + k;
-      if (k == "cc_key") continue;  // the caller's
+      if (k == "cc_key") continue;      // the caller's
       const YAML::Node v = it->second;  // a copy: the iterator hands out temporaries
       mgmt::SwitchCongestionSetting& sw = *sw_given;
       mgmt::CaCongestionSetting& ca = *ca_given;
@@ -144,12 +144,12 @@ class Reader {
     const YAML::Node& n = here ? option : parent;
     const std::string path = parent_path + (here ? ".cc_ca_cong_setting_ccti_min" : "");
     int limit = cs.cct.empty() ? 0 : static_cast<int>(cs.cct.size()) - 1;
-    for (int sl = 0; sl < 16; ++sl)
-      if ((cs.ca.control_map >> sl & 1) && cs.ca.sl[sl].ccti_min > limit)
-        c_.Fail(n, path,
-                "cc_ca_cong_setting_ccti_min of SL " + std::to_string(sl) + " is " +
-                    std::to_string(cs.ca.sl[sl].ccti_min) + ", beyond CCTI_Limit " +
-                    std::to_string(limit) + " of cc_cct");
+    int sl = cs.ca.SlWithCctiMinAbove(limit);
+    if (sl >= 0)
+      c_.Fail(n, path,
+              "cc_ca_cong_setting_ccti_min of SL " + std::to_string(sl) + " is " +
+                  std::to_string(cs.ca.sl[sl].ccti_min) + ", beyond CCTI_Limit " +
+                  std::to_string(limit) + " of cc_cct");
   }
 
   int NodeOf(const YAML::Node& n, const std::string& path, const std::string& name,

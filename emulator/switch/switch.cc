@@ -14,6 +14,9 @@ Switch::Switch(engine::LpId id, std::string name, int num_ports, const SwitchCon
                const link::FabricContext* ctx)
     : ManagedNode(id, std::move(name), num_ports), cfg_(cfg), ctx_(ctx) {
   int n = num_ports + 1;
+  // One Congestion Control Agent answers for every port, with a setting per port (0..N).
+  cc_.resize(1);
+  cc_[0].ports.resize(static_cast<size_t>(n));
   sl2vl_.assign(static_cast<size_t>(n) * n * 16, 0);
   // Default SL2VL: SL modulo the data VLs, the usual map on a port with fewer VLs than SLs.
   for (int in = 0; in < n; ++in)
