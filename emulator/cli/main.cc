@@ -9,6 +9,7 @@
 
 #include "common/routing/routing_engine.h"
 #include "common/topology/ibnetdiscover_parser.h"
+#include "emulator/cc/mechanism.h"
 #include "emulator/fabric/fabric_service.h"
 #include "emulator/fabric/partitioned_runner.h"
 #include "emulator/fabric/runner.h"
@@ -278,6 +279,9 @@ int main(int argc, char** argv) {
                    policy::InputArbiterRegistry::Get());
       ListPolicies("input queuing (fabric.switch.queuing)", policy::InputQueuingRegistry::Get());
       ListPolicies("routing (fabric.routing)", routing::RoutingRegistry::Get());
+      cc::RegisterMechanisms();
+      ListPolicies("congestion control (congestion_control.mechanism)",
+                   cc::MechanismRegistry::Get());
       return 0;
     }
   } catch (const std::exception& e) {

@@ -46,6 +46,9 @@ struct Packet {
   uint8_t out_vl = 0;
   uint16_t credit_class = 0;
   uint16_t queue = 0;
+  // At the destination: how congestion control answers this packet's marking (cc::Echo), kept
+  // until the acknowledgement that may carry it is built.
+  uint8_t cc_echo = 0;
   Packet* next = nullptr;  // intrusive FIFO link
 
   wire::Lrh lrh() { return wire::Lrh{hdr.data()}; }

@@ -153,6 +153,8 @@ std::unique_ptr<Fabric> BuildFabric(const scenario::Scenario& s, const std::vect
   f->lids = routing::LidMap::Assign(t);
   f->queuing = policy::InputQueuingRegistry::Get().Make(s.queuing);
   f->ctx.queuing = f->queuing.get();
+  cc::RegisterMechanisms();
+  f->cc = cc::MechanismRegistry::Get().Make(s.cc.mechanism, s.cc.params);
   f->ctx.dest_index_of_lid.assign(f->lids.owner.size(), -1);
   for (size_t i = 0; i < f->lids.endpoint_lids.size(); ++i)
     f->ctx.dest_index_of_lid[f->lids.endpoint_lids[i]] = static_cast<int32_t>(i);
@@ -193,6 +195,7 @@ std::unique_ptr<Fabric> BuildFabric(const scenario::Scenario& s, const std::vect
           for (int out = 0; out <= node.num_ports; ++out)
             for (int sl = 0; sl < 16; ++sl) sw->SetSl2Vl(in, out, sl, s.sl2vl[sl]);
       vl_blocks = s.sw.vl_buffer_blocks;
+      sw->SetCc(f->cc->ForSwitch(SplitMix(s.seed ^ SplitMix(n) ^ 0xCC)));
       f->devices[n] = std::move(sw);
     } else {
       auto h = std::make_unique<hca::Hca>(id, node.name, node.num_ports, s.hca, &f->ctx, &f->flows,
@@ -206,6 +209,7 @@ std::unique_ptr<Fabric> BuildFabric(const scenario::Scenario& s, const std::vect
       if (src != s.sources.end())
         for (const hca::TrafficSource& ts : src->second) h->AddSource(ts);
       vl_blocks = s.hca.vl_buffer_blocks;
+      h->SetCc(f->cc->ForHca(SplitMix(s.seed ^ SplitMix(n) ^ 0xCC)));
       f->devices[n] = std::move(h);
     }
     mgmt::ManagedNode* d = f->devices[n].get();

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "common/routing/lid_map.h"
+#include "emulator/cc/mechanism.h"
 #include "emulator/link/fabric_context.h"
 #include "emulator/mgmt/managed_node.h"
 #include "emulator/policy/input_queuing.h"
@@ -25,6 +26,7 @@ using link::StatsConfig;
 struct Fabric {
   FabricContext ctx;
   std::unique_ptr<policy::InputQueuing> queuing;
+  std::unique_ptr<cc::Mechanism> cc;
   routing::LidMap lids;
   std::vector<std::unique_ptr<mgmt::ManagedNode>> devices;  // [node index], null if not built here
   stats::FlowTable flows;

@@ -137,6 +137,8 @@ void FillResult(const scenario::Scenario& s, const Fabric& f, const engine::Part
     pr->set_tx_fc_packets(ps.tx_fc_packets);
     pr->set_credit_violations(ps.credit_violations);
     pr->set_dropped(ps.dropped);
+    pr->set_tx_fecn(ps.tx_fecn);
+    pr->set_tx_becn(ps.tx_becn);
     for (float v : ps.occupancy_series) pr->add_occupancy_series(v);
     for (float v : ps.stalled_series) pr->add_stalled_series(v);
   }
@@ -586,6 +588,8 @@ RunResult RunPartitioned(const scenario::Scenario& s, const PartitionOptions& o)
       ps.tx_fc_packets = pr.tx_fc_packets();
       ps.credit_violations = pr.credit_violations();
       ps.dropped = pr.dropped();
+      ps.tx_fecn = pr.tx_fecn();
+      ps.tx_becn = pr.tx_becn();
       ps.occupancy_series.assign(pr.occupancy_series().begin(), pr.occupancy_series().end());
       ps.stalled_series.assign(pr.stalled_series().begin(), pr.stalled_series().end());
       ports.push_back({pr.lp(), ps});

@@ -73,6 +73,8 @@ std::vector<PortSummary> SummarizePorts(const Fabric& f, const scenario::Scenari
           }
         for (int c = 0; c < pt.classes; ++c)
           ps.high_water_blocks = std::max(ps.high_water_blocks, pt.rx[pt.Slot(vl, c)].high_water);
+        ps.tx_fecn = pt.stats.tx_fecn[vl];
+        ps.tx_becn = pt.stats.tx_becn[vl];
         // Port-wide counters are reported on VL 0's row.
         if (vl == 0) {
           ps.tx_bytes = pt.stats.tx_bytes;

@@ -22,6 +22,7 @@ struct PortSummary {
   uint32_t high_water_blocks = 0;
   double credit_stalled_fraction = 0;
   uint64_t tx_bytes = 0, tx_packets = 0, tx_fc_packets = 0, credit_violations = 0, dropped = 0;
+  uint64_t tx_fecn = 0, tx_becn = 0;  // packets sent on this VL with FECN, BECN
   // Per interval: mean receive-buffer occupancy (blocks) and the fraction of the interval the
   // port's transmitter waited for credits on this VL.
   std::vector<float> occupancy_series, stalled_series;

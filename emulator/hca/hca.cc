@@ -120,7 +120,7 @@ uint32_t Hca::NextSegment(const QueuePair& qp) const {
 }
 
 bool Hca::QpReady(const QueuePair& qp, int p, int vl) const {
-  if (qp.messages.empty() || qp.next_allowed > now() || !port_active(p)) return false;
+  if (qp.messages.empty() || AllowedAt(qp) > now() || !port_active(p)) return false;
   if (ctx_->WireLid(qp.dlid) == 0) return false;  // the SM has not given the destination a LID
   uint32_t payload = NextSegment(qp);
   uint32_t wire = wire::kLrhBytes + wire::kBthBytes + payload + (4 - payload % 4) % 4 +
@@ -168,8 +168,9 @@ void Hca::Arbitrate(int p) {
     // Same order as the choice below (round robin from r.next), so both see the same first QP.
     for (size_t k = 0; k < r.qps.size(); ++k) {
       const QueuePair& qp = qps_[r.qps[(r.next + k) % r.qps.size()]];
-      if (qp.next_allowed > now()) {
-        retry = std::min(retry, qp.next_allowed);
+      SimTime allowed = AllowedAt(qp);
+      if (allowed > now()) {
+        retry = std::min(retry, allowed);
         continue;
       }
       any_ready = true;
@@ -207,7 +208,7 @@ void Hca::Arbitrate(int p) {
         chosen = idx;
         break;
       }
-      if (pt.classes == 1 && qp.next_allowed <= now()) break;
+      if (pt.classes == 1 && AllowedAt(qp) <= now()) break;
     }
     if (chosen == n) return;
     r.next = chosen + 1;
@@ -242,6 +243,7 @@ void Hca::SendData(int p, int vl, uint32_t qi) {
   int dest = ctx_->DestIndex(qp.dlid);
   int cls = ctx_->queuing->CreditClass(dest < 0 ? 0 : dest);
   uint32_t bytes = pkt->wire_bytes();
+  if (cc_hooks_) cc_hooks_->OnSent(*this, qi, *pkt);
   Transmit(p, pkt, vl, cls, now());
   pstate_[p].vlarb->Sent(vl, bytes);
   dma_free_at_ = std::max(dma_free_at_, now()) + cfg_.host_tx.Time(payload);
@@ -285,6 +287,21 @@ void Hca::OnPacket(int p, Packet* pkt) {
     FreePacket(pkt);
     return;
   }
+  uint8_t op = pkt->bth().opcode();
+  if (op == wire::opcode::kCnp) {
+    // A CNP carries nothing for the host: congestion control takes it at once.
+    Release(p, lrh.vl(), pkt->credit_class, pkt->blocks());
+    OnResponse(pkt);
+    FreePacket(pkt);
+    return;
+  }
+  if (cc_hooks_ && op <= wire::opcode::kRcSendOnly) {
+    // H3 at the head's arrival: a CNP goes out at once, ahead of other traffic; BECN on the
+    // acknowledgement waits for the ACK.
+    cc::Echo echo = cc_hooks_->OnReceive(*this, p, *pkt);
+    if (echo == cc::Echo::kCnp) SendCnp(p, *pkt);
+    pkt->cc_echo = static_cast<uint8_t>(echo);
+  }
   SimTime done = pkt->tail_arrival;
   if (pkt->payload_len > 0) {
     // The host takes packets in arrival order at its own rate; until it has, they hold credits.
@@ -298,6 +315,11 @@ void Hca::Deliver(int p, Packet* pkt) {
   Release(p, pkt->lrh().vl(), pkt->credit_class, pkt->blocks());
   wire::Bth bth = pkt->bth();
   uint8_t op = bth.opcode();
+  if (op == wire::opcode::kRcAcknowledge) {
+    OnResponse(pkt);
+    FreePacket(pkt);
+    return;
+  }
   if (op <= wire::opcode::kRcSendOnly && pkt->flow != engine::kNoFlow) {
     stats::FlowStats& fs = flows_->flows[pkt->flow];
     fs.rx_payload.Add(now(), pkt->payload_len);
@@ -311,6 +333,7 @@ void Hca::Deliver(int p, Packet* pkt) {
     uint8_t sl = lrh.sl();
     uint32_t& msn = msn_[uint64_t{lrh.slid()} << 24 | bth.dest_qp()];
     BuildRcAck(ack, lid(p), lrh.slid(), sl, sl2vl_[p][sl], bth.dest_qp(), bth.psn(), ++msn);
+    if (pkt->cc_echo == static_cast<uint8_t>(cc::Echo::kOnAck)) ack->bth().set_becn(true);
     ack->id = NextPacketId();
     ack->created = now();
     int dest = ctx_->DestIndex(lrh.slid());
@@ -321,8 +344,48 @@ void Hca::Deliver(int p, Packet* pkt) {
   FreePacket(pkt);
 }
 
+void Hca::SendCnp(int p, const Packet& marked) {
+  Packet& m = const_cast<Packet&>(marked);  // header accessors are not const
+  wire::Lrh lrh = m.lrh();
+  uint8_t sl = lrh.sl();
+  Packet* cnp = NewPacket();
+  BuildCnp(cnp, lid(p), lrh.slid(), sl, sl2vl_[p][sl], m.bth().dest_qp());
+  cnp->id = NextPacketId();
+  cnp->created = now();
+  int dest = ctx_->DestIndex(lrh.slid());
+  cnp->credit_class = static_cast<uint16_t>(ctx_->queuing->CreditClass(dest < 0 ? 0 : dest));
+  pstate_[p].control.Push(cnp);
+  Arbitrate(p);
+}
+
+void Hca::OnResponse(Packet* pkt) {
+  // This HCA numbers its QPs from 0x100 in creation order (QpFor), and responses name the QP.
+  uint32_t qpn = pkt->bth().dest_qp();
+  if (!cc_hooks_ || qpn < 0x100 || qpn - 0x100 >= qps_.size()) return;
+  cc_hooks_->OnResponse(*this, qpn - 0x100, *pkt);
+}
+
+void Hca::SetQpGate(uint32_t qi, SimTime t) {
+  QueuePair& qp = qps_[qi];
+  // A raised gate is seen by the next arbitration; a lowered one must not wait for the wake
+  // that the old gate planned.
+  bool lowered = t < qp.gate;
+  qp.gate = t;
+  if (lowered && qp.in_ring) WakeAt(qp.port, std::max(t, now()));
+}
+
+void Hca::SetSlGate(int p, int sl, SimTime t) {
+  SimTime& g = pstate_[p].sl_gate[sl];
+  bool lowered = t < g;
+  g = t;
+  if (lowered) WakeAt(p, std::max(t, now()));
+}
+
 void Hca::HandleDevice(const engine::Event& e) {
   switch (e.kind) {
+    case kCcTimer:
+      if (cc_hooks_) cc_hooks_->OnTimer(*this, e.a, e.b);
+      return;
     case kMessage: {
       const TrafficSource& s = sources_[e.a].cfg;
       if (now() >= s.stop) return;

@@ -9,6 +9,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "emulator/cc/hca_cc.h"
 #include "emulator/hca/hca_config.h"
 #include "emulator/hca/traffic_source.h"
 #include "emulator/link/fabric_context.h"
@@ -21,7 +22,7 @@ namespace ibemu::hca {
 
 using engine::Packet;
 
-class Hca : public mgmt::ManagedNode {
+class Hca : public mgmt::ManagedNode, private cc::HcaView {
  public:
   Hca(engine::LpId id, std::string name, int num_ports, const HcaConfig& cfg,
       const link::FabricContext* ctx, stats::FlowTable* flows, uint64_t seed);
@@ -36,6 +37,8 @@ class Hca : public mgmt::ManagedNode {
   void SetSl2VlEntry(int in, int out, int sl, int vl) override { SetSl2Vl(in, sl, vl); }
   void VlArbChanged(int port) override;
   void AddSource(const TrafficSource& s) { sources_.push_back({s}); }
+  // The congestion-control mechanism's instance for this HCA (null: none).
+  void SetCc(std::unique_ptr<cc::HcaCc> c) { cc_hooks_ = std::move(c); }
 
   void Start() override;
 
@@ -43,6 +46,7 @@ class Hca : public mgmt::ManagedNode {
   enum Kind : uint16_t {
     kMessage = kFirstDeviceKind,  // a = source: a message arrives (or a saturating source resumes)
     kSinkDone,                    // port, pkt: the host has taken the packet
+    kCcTimer,                     // a, b: the mechanism's (HcaCc::OnTimer)
   };
 
   struct SourceState {
@@ -63,7 +67,7 @@ class Hca : public mgmt::ManagedNode {
     std::deque<Message> messages;
     uint32_t sent_in_msg = 0;  // bytes of the front message already segmented
     bool in_ring = false;
-    SimTime next_allowed = 0;  // injection rate delay (congestion control sets this)
+    SimTime gate = 0;  // sends nothing before this (congestion control's per-QP gate)
   };
   struct Ring {
     std::vector<uint32_t> qps;
@@ -74,6 +78,7 @@ class Hca : public mgmt::ManagedNode {
     engine::PacketQueue control;  // ACKs, CNPs and GS MADs: sent before data on their VL
     std::vector<Ring> rings;      // [VL]
     std::unique_ptr<policy::VlArbiter> vlarb;
+    std::array<SimTime, 16> sl_gate{};  // congestion control's per-SL gate
   };
 
   void HandleDevice(const engine::Event& e) override;
@@ -86,7 +91,14 @@ class Hca : public mgmt::ManagedNode {
   uint16_t PickDestination(SourceState& s);
   uint32_t QpFor(uint32_t source, uint16_t dlid);
   uint32_t NextSegment(const QueuePair& qp) const;
+  // When the QP may send next: the later of its own gate and its SL's.
+  SimTime AllowedAt(const QueuePair& qp) const {
+    return std::max(qp.gate, pstate_[qp.port].sl_gate[qp.sl]);
+  }
   bool QpReady(const QueuePair& qp, int p, int vl) const;
+  void SendCnp(int p, const Packet& marked);
+  // A response (ACK, CNP) for one of this HCA's QPs: told to congestion control.
+  void OnResponse(Packet* pkt);
   void SendData(int p, int vl, uint32_t qp_index);
   void Deliver(int p, Packet* pkt);
   void OnManagementPacket(int p, Packet* pkt) override;
@@ -99,6 +111,25 @@ class Hca : public mgmt::ManagedNode {
   void SendVl15(int p, Packet* pkt);
   void SendGmp(int p, Packet* pkt);
   double Uniform01();
+
+  // cc::HcaView
+  SimTime Now() const override { return now(); }
+  int NumPorts() const override { return num_ports(); }
+  mgmt::CcState& Cca(int port) override { return cc_[port]; }
+  uint32_t NumQps() const override { return static_cast<uint32_t>(qps_.size()); }
+  int QpPort(uint32_t qp) const override { return qps_[qp].port; }
+  int QpSl(uint32_t qp) const override { return qps_[qp].sl; }
+  uint32_t QpNumber(uint32_t qp) const override { return qps_[qp].qpn; }
+  uint16_t QpRemoteLid(uint32_t qp) const override { return ctx_->WireLid(qps_[qp].dlid); }
+  SimTime SerializationTime(int port, uint32_t bytes) const override {
+    return ports_[port].link.rate.SerializationTime(bytes);
+  }
+  uint32_t Mtu() const override { return cfg_.mtu; }
+  void SetQpGate(uint32_t qp, SimTime t) override;
+  void SetSlGate(int port, int sl, SimTime t) override;
+  SimTime QpGate(uint32_t qp) const override { return qps_[qp].gate; }
+  SimTime SlGate(int port, int sl) const override { return pstate_[port].sl_gate[sl]; }
+  void PostTimer(SimTime t, uint32_t a, uint64_t b) override { Post(id(), t, kCcTimer, 0, a, b); }
 
   HcaConfig cfg_;
   const link::FabricContext* ctx_;
@@ -113,6 +144,7 @@ class Hca : public mgmt::ManagedNode {
   // Message sequence number of each responder QP, keyed by requester LID and QP (AETH MSN).
   std::unordered_map<uint64_t, uint32_t> msn_;
   std::mt19937_64 rng_;
+  std::unique_ptr<cc::HcaCc> cc_hooks_;
 };
 
 }  // namespace ibemu::hca

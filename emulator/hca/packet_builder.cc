@@ -49,4 +49,13 @@ void BuildRcAck(engine::Packet* p, uint16_t slid, uint16_t dlid, uint8_t sl, uin
   p->lrh().set_pkt_len(p->pkt_len_words());
 }
 
+void BuildCnp(engine::Packet* p, uint16_t slid, uint16_t dlid, uint8_t sl, uint8_t vl,
+              uint32_t dest_qp) {
+  BuildLrhBth(p, slid, dlid, sl, vl, wire::opcode::kCnp, 0xFFFF, dest_qp, 0, false);
+  p->bth().set_becn(true);
+  p->hdr_len = wire::kLrhBytes + wire::kBthBytes;
+  p->payload_len = 0;
+  p->lrh().set_pkt_len(p->pkt_len_words());
+}
+
 }  // namespace ibemu::hca

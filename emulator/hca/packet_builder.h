@@ -22,4 +22,9 @@ void BuildRcSend(engine::Packet* p, const RcSegment& s);
 void BuildRcAck(engine::Packet* p, uint16_t slid, uint16_t dlid, uint8_t sl, uint8_t vl,
                 uint32_t dest_qp, uint32_t psn, uint32_t msn);
 
+// A congestion notification packet (IBA annex A10): LRH and BTH with opcode CNP and BECN set,
+// to the QP whose packet arrived with FECN; no payload.
+void BuildCnp(engine::Packet* p, uint16_t slid, uint16_t dlid, uint8_t sl, uint8_t vl,
+              uint32_t dest_qp);
+
 }  // namespace ibemu::hca

@@ -1,5 +1,6 @@
 #include "emulator/link/device.h"
 
+#include "common/wire/bth.h"
 #include "common/wire/flow_control_packet.h"
 
 namespace ibemu::link {
@@ -104,6 +105,11 @@ SimTime Device::Transmit(int p, Packet* pkt, int vl, int cls, SimTime tail_ready
   ++pt.stats.tx_packets;
   pt.stats.tx_bytes += bytes;
   pt.stats.xmit_data_sl[pkt->lrh().sl()] += bytes;
+  if (pkt->hdr_len >= wire::kLrhBytes + wire::kBthBytes) {
+    wire::Bth bth = pkt->bth();
+    pt.stats.tx_fecn[vl] += bth.fecn();
+    pt.stats.tx_becn[vl] += bth.becn();
+  }
   if (tap_) tap_->OnTransmit(t, id(), p, *pkt);
   Post(pt.link.peer_lp, t + pt.link.latency + pt.link.peer_rx_delay, engine::kPacketArrive,
        pt.link.peer_port, 0, static_cast<uint64_t>(end + pt.link.latency), pkt);

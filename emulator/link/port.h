@@ -36,6 +36,8 @@ struct PortStats {
   uint64_t dropped_no_route = 0;
   uint64_t link_downed = 0;  // times the link left LinkUp or retrained (PMA LinkDownedCounter)
   uint64_t xmit_wait = 0;    // PortXmitWait ticks of the runs that have ended (Device::XmitWait)
+  // Packets sent with FECN or BECN set, per VL: where congestion control marked and echoed.
+  std::array<uint64_t, 16> tx_fecn{}, tx_becn{};
   std::array<uint64_t, 16> xmit_data_sl{}, rcv_data_sl{};  // octets per SL, LRH through VCRC
   std::vector<stats::BinnedIntegral> rx_occupancy;         // blocks, per VL
   std::vector<stats::BinnedIntegral> credit_stalled;       // 1 while a packet waits for credits

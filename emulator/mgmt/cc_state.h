@@ -9,6 +9,9 @@
 
 namespace ibemu::mgmt {
 
+// CC timestamps and CCTI_Timer count 1.024 us.
+constexpr int64_t kPsPerCcTick = 1024 * 1000;
+
 struct SwitchCongestionSetting {
   uint32_t control_map = 0;
   std::array<uint8_t, 32> victim_mask{};  // 256-bit port mask as on the wire (big-endian)
@@ -81,6 +84,42 @@ struct CcKeyInfo {
   int64_t lease_ends_ps = -1;  // a violation started the lease; it ends here (-1: not running)
 };
 
+// The CongestionLog a CCA keeps (IBA annex A10): a switch logs the packets it marks, a CA the
+// BECNs that raise a CCTI to its Trigger_Threshold. Only the most recent events fit (15 on a
+// switch, 13 on a CA); a Get returns them, newest first, and clears them and the map, while the
+// counter runs on (16 bits, wrapping) so a poller can tell how many it missed.
+struct CongestionEvent {
+  uint16_t slid = 0, dlid = 0;  // switch: the marked packet's
+  uint8_t sl = 0;
+  uint32_t local_qp = 0, remote_qp = 0;  // CA: the throttled QP and its peer
+  uint16_t local_lid = 0, remote_lid = 0;
+  uint8_t service_type = 0;  // CA: 0 RC, 1 UC, 2 RD, 3 UD
+  uint32_t timestamp = 0;    // 1.024 us ticks
+};
+
+struct CongestionLog {
+  static constexpr int kMaxEvents = 15;
+  uint16_t counter = 0;           // LogEventsCounter (switch) / ThresholdEventCounter (CA)
+  std::array<uint8_t, 32> map{};  // switch: PortMap (256 bits, big-endian); CA: SL map in [30..31]
+  std::array<CongestionEvent, kMaxEvents> events{};  // ring, oldest first from `first`
+  int first = 0, count = 0;
+
+  void Add(const CongestionEvent& e, int capacity) {
+    ++counter;
+    if (count < capacity) {
+      events[(first + count++) % capacity] = e;
+    } else {
+      events[first] = e;
+      first = (first + 1) % capacity;
+    }
+  }
+  void MarkBit(int bit) { map[31 - bit / 8] |= static_cast<uint8_t>(1u << (bit % 8)); }
+  void Clear() {
+    first = count = 0;
+    map.fill(0);
+  }
+};
+
 struct CcState {
   // The CA's table: 128 entries (two 64-entry blocks), as many as OpenSM's cc_cct takes.
   static constexpr int kCctBlocks = 2;
@@ -90,6 +129,7 @@ struct CcState {
   CaCongestionSetting ca;
   uint16_t ccti_limit = 0;
   std::array<uint16_t, 64 * kCctBlocks> cct{};  // shift:multiplier entries
+  CongestionLog log;
 };
 
 }  // namespace ibemu::mgmt

@@ -10,7 +10,6 @@ namespace {
 
 using namespace mad;
 
-constexpr int64_t kPsPerCcTick = 1024 * 1000;  // CC timestamps count 1.024 us
 constexpr int kPortsPerBlock = switch_port_congestion_setting::kElementsPerBlock;
 
 // IBA A10.4.1 (as modelled here): a CCA whose CC_Key is 0 takes every MAD; otherwise the MAD's
@@ -219,6 +218,35 @@ AgentVerdict HandleCongestion(ManagedDevice& d, int in, MadView m) {
       uint64_t stamp = static_cast<uint64_t>(d.mgmt_now_ps() / kPsPerCcTick) & 0xFFFFFFFF;
       Set(log, kLogType, sw ? kLogTypeSwitch : kLogTypeCa);
       Set(log, sw ? kSwitchCurrentTimeStamp : kCaCurrentTimeStamp, stamp);
+      CongestionLog& l = cc.log;
+      int cap = sw ? kSwitchEntries : kCaEntries;
+      if (sw) {
+        Set(log, kLogEventsCounter, l.counter);
+        std::memcpy(log + kPortMap.byte, l.map.data(), l.map.size());
+      } else {
+        Set(log, kThresholdEventCounter, l.counter);
+        Set(log, kThresholdCongestionEventMap, static_cast<uint64_t>(l.map[30]) << 8 | l.map[31]);
+      }
+      for (int i = 0; i < l.count; ++i) {  // newest first
+        const CongestionEvent& e = l.events[(l.first + l.count - 1 - i) % cap];
+        if (sw) {
+          uint8_t* x = log + kSwitchEntriesOffset + i * kSwitchEntryBytes;
+          Set(x, kEntrySlid, e.slid);
+          Set(x, kEntryDlid, e.dlid);
+          Set(x, kEntrySl, e.sl);
+          Set(x, kEntryTimestamp, e.timestamp);
+        } else {
+          uint8_t* x = log + kCaEntriesOffset + i * kCaEntryBytes;
+          Set(x, kCaEntryLocalQp, e.local_qp);
+          Set(x, kCaEntrySl, e.sl);
+          Set(x, kCaEntryServiceType, e.service_type);
+          Set(x, kCaEntryRemoteQp, e.remote_qp);
+          Set(x, kCaEntryLocalLid, e.local_lid);
+          Set(x, kCaEntryRemoteLid, e.remote_lid);
+          Set(x, kCaEntryTimestamp, e.timestamp);
+        }
+      }
+      l.Clear();
       break;
     }
     case attr::kSwitchCongestionSetting:

@@ -132,13 +132,13 @@ std::vector<std::string> WriteOutputs(const scenario::Scenario& s, const fabric:
     AtomicFile file(ports_csv);
     std::ostream& f = file.out();
     f << "device,port,vl,peer,mean_occupancy_blocks,high_water_blocks,credit_stalled_fraction,"
-         "tx_gbps,tx_packets,tx_fc_packets,credit_violations,dropped\n";
+         "tx_gbps,tx_packets,tx_fc_packets,credit_violations,dropped,tx_fecn,tx_becn\n";
     for (const fabric::PortSummary& p : r.ports) {
       double gbps = Gbps(static_cast<int64_t>(p.tx_bytes), s.duration);
       f << p.device << "," << p.port << "," << p.vl << "," << p.peer << ","
         << p.mean_occupancy_blocks << "," << p.high_water_blocks << "," << p.credit_stalled_fraction
         << "," << gbps << "," << p.tx_packets << "," << p.tx_fc_packets << ","
-        << p.credit_violations << "," << p.dropped << "\n";
+        << p.credit_violations << "," << p.dropped << "," << p.tx_fecn << "," << p.tx_becn << "\n";
       ports.push_back({{"device", p.device},
                        {"port", p.port},
                        {"vl", p.vl},
@@ -147,7 +147,9 @@ std::vector<std::string> WriteOutputs(const scenario::Scenario& s, const fabric:
                        {"high_water_blocks", p.high_water_blocks},
                        {"credit_stalled_fraction", p.credit_stalled_fraction},
                        {"tx_gbps", gbps},
-                       {"credit_violations", p.credit_violations}});
+                       {"credit_violations", p.credit_violations},
+                       {"tx_fecn", p.tx_fecn},
+                       {"tx_becn", p.tx_becn}});
     }
     file.Commit();
   }

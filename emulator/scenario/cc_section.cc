@@ -6,6 +6,8 @@
 #include <utility>
 #include <vector>
 
+#include "emulator/cc/mechanism.h"
+
 namespace ibemu::scenario {
 namespace {
 
@@ -168,14 +170,43 @@ class Reader {
   const Scenario& s_;
 };
 
+// The mechanism and its parameters, checked by the mechanism itself now, before anything runs.
+void LoadMechanism(const YAML::Node& n, const YamlChecks& checks, CcConfig* cc) {
+  cc::RegisterMechanisms();
+  const std::string path = "congestion_control";
+  YAML::Node m = n["mechanism"];
+  if (m.IsDefined()) {
+    cc->mechanism = checks.Scalar(m);
+    if (!cc::MechanismRegistry::Get().Has(cc->mechanism))
+      checks.Fail(m, path + ".mechanism",
+                  "unknown mechanism '" + cc->mechanism +
+                      "'; known: " + cc::MechanismRegistry::Get().Names());
+  }
+  YAML::Node params = n["parameters"];
+  if (params.IsDefined()) {
+    if (!params.IsMap()) checks.Fail(params, path + ".parameters", "expected a mapping");
+    for (auto it = params.begin(); it != params.end(); ++it) {
+      const YAML::Node v = it->second;
+      cc->params.Set(it->first.as<std::string>(), checks.Scalar(v), v.Mark().line + 1);
+    }
+  }
+  try {
+    cc::MechanismRegistry::Get().Make(cc->mechanism, cc->params);
+  } catch (const policy::ParamError& e) {
+    throw ScenarioError(checks.file() + ":" + std::to_string(e.line()) + ": " + path +
+                        ".parameters." + e.what() + " (mechanism " + cc->mechanism + ")");
+  }
+}
+
 }  // namespace
 
 void LoadCongestionControl(const YAML::Node& n, const YamlChecks& checks, Scenario* s) {
   if (!n.IsDefined() || n.IsNull()) return;
   const std::string path = "congestion_control";
-  checks.CheckKeys(n, path, {"ib", "switches", "switch_ports", "cas"});
+  checks.CheckKeys(n, path, {"mechanism", "parameters", "ib", "switches", "switch_ports", "cas"});
   Reader r(checks, *s);
   CcConfig& cc = s->cc;
+  LoadMechanism(n, checks, &cc);
   // What a CC manager sends: the fields as given, applied through the Control_Maps.
   mgmt::SwitchCongestionSetting sw_sent;
   mgmt::CaCongestionSetting ca_sent;

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "common/policy/params.h"
 #include "common/topology/topology.h"
 #include "emulator/hca/hca_config.h"
 #include "emulator/hca/traffic_source.h"
@@ -32,6 +33,10 @@ struct CcSettings {
 };
 
 struct CcConfig {
+  // The mechanism on the CC hooks (cc::MechanismRegistry) and its parameters. IB CC is the
+  // default, as in the hardware: with the CCAs' settings at zero it marks and throttles nothing.
+  std::string mechanism = "ib";
+  policy::Params params;
   uint64_t cc_key = 0;
   CcSettings all;                  // every switch and CA
   std::map<int, CcSettings> node;  // [node index]: instead of `all`

@@ -48,6 +48,7 @@ Switch::Switch(engine::LpId id, std::string name, int num_ports, const SwitchCon
     Output& out = outputs_[p];
     out.req.assign(cfg_.data_vls, std::vector<ReqList>(n));
     out.req_mask.assign(cfg_.data_vls, std::vector<uint64_t>(words, 0));
+    out.queued_from.assign(cfg_.data_vls, std::vector<uint32_t>(n, 0));
     policy::VlArbConfig vc = cfg_.vlarb_config;
     vc.data_vls = cfg_.data_vls;
     out.vlarb = policy::VlArbiterRegistry::Get().Make(cfg_.vlarb, vc);
@@ -137,7 +138,54 @@ void Switch::Enqueue(int in, int in_vl, int out, int out_vl, SimTime ready_at, P
   Queue& q = inputs_[in].vl[in_vl][qi];
   bool was_empty = q.q.empty();
   q.q.Push(pkt);
+  CountQueued(in, *pkt, true);
+  if (cc_hooks_) cc_hooks_->OnEnqueue(*this, in, in_vl, out, out_vl, *pkt);
   if (was_empty) HeadChanged(&q);
+}
+
+void Switch::CountQueued(int in, const Packet& p, bool add) {
+  Output& o = outputs_[p.out_port];
+  uint32_t b = p.blocks();
+  uint32_t& from = o.queued_from[p.out_vl][in];
+  Input& input = inputs_[in];
+  if (add) {
+    input.arriving_id = p.id;
+    input.arriving_tail = p.tail_arrival;
+    input.arriving_out = p.out_port;
+    input.arriving_vl = p.out_vl;
+    input.arriving_blocks = b;
+  } else if (input.arriving_id == p.id) {
+    input.arriving_id = 0;
+  }
+  if (add) {
+    o.queued_blocks[p.out_vl] += b;
+    if (from == 0) ++o.contributors[p.out_vl];
+    from += b;
+  } else {
+    o.queued_blocks[p.out_vl] -= b;
+    from -= b;
+    if (from == 0) --o.contributors[p.out_vl];
+  }
+}
+
+uint32_t Switch::ArrivedBlocksFrom(int in, int out, int vl) const {
+  const Input& i = inputs_[in];
+  uint32_t q = outputs_[out].queued_from[vl][in];
+  bool arriving =
+      i.arriving_id != 0 && i.arriving_tail > now() && i.arriving_out == out && i.arriving_vl == vl;
+  return arriving ? q - i.arriving_blocks : q;
+}
+
+uint32_t Switch::ArrivedBlocks(int out, int vl) const {
+  const Output& o = outputs_[out];
+  uint32_t q = o.queued_blocks[vl];
+  for (size_t in = 0; in < inputs_.size(); ++in) {
+    const Input& i = inputs_[in];
+    if (i.arriving_id != 0 && i.arriving_tail > now() && i.arriving_out == out &&
+        i.arriving_vl == vl && o.queued_from[vl][in] != 0)
+      q -= i.arriving_blocks;
+  }
+  return q;
 }
 
 void Switch::HeadChanged(Queue* q) {
@@ -223,6 +271,7 @@ void Switch::Arbitrate(int out) {
         if (!pt.tx[pt.Slot(vl, h->credit_class)].Fits(h->blocks())) credit_blocked = true;
       }
     }
+    if (credit_blocked) o.starved_vls |= 1u << vl;
     SetStalled(out, vl, !(eligible >> vl & 1) && credit_blocked);
   }
   if (!eligible) return;
@@ -262,6 +311,12 @@ void Switch::Arbitrate(int out) {
   Post(id(), release, kInputRelease, static_cast<uint16_t>(in),
        static_cast<uint32_t>(in_vl | cls << 8), blocks);
 
+  CountQueued(in, *pkt, false);
+  if (cc_hooks_) {
+    cc_hooks_->OnDequeue(*this, in, in_vl, out, vl, *pkt);
+    cc_hooks_->OnTransmit(*this, in, out, vl, pkt);
+  }
+  o.starved_vls &= ~(1u << vl);
   SimTime end = Transmit(out, pkt, vl, cls, std::max(pkt->tail_arrival, read_end));
   o.vlarb->Sent(vl, bytes);
   SetStalled(out, vl, false);
@@ -280,6 +335,9 @@ void Switch::HandleDevice(const engine::Event& e) {
       if (!q.q.empty() && !q.registered && q.q.head->ready_at <= now()) HeadChanged(&q);
       return;
     }
+    case kCcTimer:
+      if (cc_hooks_) cc_hooks_->OnTimer(*this, e.a, e.b);
+      return;
     case kInputRelease: {
       Release(e.port, static_cast<int>(e.a & 0xFF), static_cast<int>(e.a >> 8),
               static_cast<uint32_t>(e.b));
@@ -439,6 +497,8 @@ void Switch::OnLinkChanged(int p, bool up) {
 
 void Switch::DiscardHead(Queue* q) {
   Packet* pkt = q->q.Pop();
+  CountQueued(q->in, *pkt, false);
+  if (cc_hooks_) cc_hooks_->OnDequeue(*this, q->in, q->vl, pkt->out_port, pkt->out_vl, *pkt);
   ++port_mgmt_[pkt->out_port].counters.xmit_discards;
   ++dropped_;
   Release(q->in, q->vl, pkt->credit_class, pkt->blocks());

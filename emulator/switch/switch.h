@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "common/mad/mad_header.h"
+#include "emulator/cc/switch_cc.h"
 #include "emulator/link/fabric_context.h"
 #include "emulator/mgmt/managed_node.h"
 #include "emulator/policy/input_arbiter.h"
@@ -19,7 +20,7 @@ namespace ibemu::sw {
 using engine::Packet;
 using link::SimTime;
 
-class Switch : public mgmt::ManagedNode {
+class Switch : public mgmt::ManagedNode, private cc::SwitchView {
  public:
   static constexpr uint8_t kNoRoute = 0xFF;
 
@@ -45,10 +46,14 @@ class Switch : public mgmt::ManagedNode {
   void SetSl2VlEntry(int in, int out, int sl, int vl) override { SetSl2Vl(in, out, sl, vl); }
   void VlArbChanged(int port) override;
 
+  // The congestion-control mechanism's instance for this switch (null: none).
+  void SetCc(std::unique_ptr<cc::SwitchCc> c) { cc_hooks_ = std::move(c); }
+
  private:
   enum Kind : uint16_t {
     kHeadReady = kFirstDeviceKind,  // port = input, a = VL, b = queue
     kInputRelease,                  // port = input, a = VL | class << 8, b = blocks
+    kCcTimer,                       // a, b: the mechanism's (SwitchCc::OnTimer)
   };
 
   struct Queue {
@@ -65,6 +70,13 @@ class Switch : public mgmt::ManagedNode {
     // this is when the reads granted so far will be done.
     SimTime read_free_at = 0;
     int next_poke = 0;
+    // The packet this input is receiving while it is queued (its tail still to come), for
+    // SwitchView::ArrivedBlocks; id 0: none.
+    uint64_t arriving_id = 0;
+    SimTime arriving_tail = 0;
+    uint16_t arriving_out = 0;
+    uint8_t arriving_vl = 0;
+    uint32_t arriving_blocks = 0;
     // Outputs this input has registered requests for (any VL): only they need a look when the
     // input's read bandwidth frees up.
     std::vector<uint16_t> req_to;
@@ -80,6 +92,13 @@ class Switch : public mgmt::ManagedNode {
     std::array<uint32_t, policy::kMaxVls> pending{};
     std::unique_ptr<policy::VlArbiter> vlarb;
     std::unique_ptr<policy::InputArbiter> xbar;
+    // What congestion control reads of this output: the blocks queued for it per VL, at all
+    // inputs and per input, how many inputs contribute, and the VLs whose head waited for
+    // credits since that VL last transmitted.
+    std::array<uint32_t, policy::kMaxVls> queued_blocks{};
+    std::vector<std::vector<uint32_t>> queued_from;  // [output VL][input port]
+    std::array<uint16_t, policy::kMaxVls> contributors{};
+    uint32_t starved_vls = 0;
   };
 
   void HandleDevice(const engine::Event& e) override;
@@ -117,6 +136,25 @@ class Switch : public mgmt::ManagedNode {
   // packets it cannot forward) and frees their input buffers.
   void DiscardQueuedFor(int out);
   void DiscardHead(Queue* q);
+  // Keeps Output::queued_* in step as packets join and leave input queues.
+  void CountQueued(int in, const Packet& p, bool add);
+
+  // cc::SwitchView
+  SimTime Now() const override { return now(); }
+  int NumPorts() const override { return num_ports(); }
+  int DataVls() const override { return cfg_.data_vls; }
+  uint32_t VlCapacityBlocks() const override { return cfg_.vl_buffer_blocks; }
+  uint32_t QueuedBlocks(int out, int vl) const override { return outputs_[out].queued_blocks[vl]; }
+  uint32_t QueuedBlocksFrom(int in, int out, int vl) const override {
+    return outputs_[out].queued_from[vl][in];
+  }
+  uint32_t ArrivedBlocks(int out, int vl) const override;
+  uint32_t ArrivedBlocksFrom(int in, int out, int vl) const override;
+  int ContributingInputs(int out, int vl) const override { return outputs_[out].contributors[vl]; }
+  uint32_t InputUsedBlocks(int in, int vl) const override { return ports_[in].vl_used[vl]; }
+  bool CreditStarved(int out, int vl) const override { return outputs_[out].starved_vls >> vl & 1; }
+  mgmt::CcState& Cca() override { return cc_[0]; }
+  void PostTimer(SimTime t, uint32_t a, uint64_t b) override { Post(id(), t, kCcTimer, 0, a, b); }
 
   SwitchConfig cfg_;
   const link::FabricContext* ctx_;
@@ -128,6 +166,7 @@ class Switch : public mgmt::ManagedNode {
   std::vector<Output> outputs_;
   uint64_t dropped_ = 0;
   link::LinkRate xbar_rate_;
+  std::unique_ptr<cc::SwitchCc> cc_hooks_;
 };
 
 }  // namespace ibemu::sw

@@ -74,7 +74,15 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"cc_port_out_of_range.yaml",
                            "scenarios/cc_port_out_of_range.yaml:6: "
                            "congestion_control.switch_ports.S2:37: ",
-                           "port '37' is not a port of S2 (1..36)"}),
+                           "port '37' is not a port of S2 (1..36)"},
+                      Case{"cc_unknown_mechanism.yaml",
+                           "scenarios/cc_unknown_mechanism.yaml:5: "
+                           "congestion_control.mechanism: ",
+                           "unknown mechanism 'ibcc'; known: ib, none"},
+                      Case{"cc_bad_parameter.yaml",
+                           "scenarios/cc_bad_parameter.yaml:8: "
+                           "congestion_control.parameters.evaluation: ",
+                           "'per_voq' is not one of sum, sum_per_input, voq (mechanism ib)"}),
     [](const ::testing::TestParamInfo<Case>& i) {
       std::string n = i.param.file;
       n = n.substr(0, n.find('.'));

@@ -51,6 +51,24 @@ std::string FlowRows(const std::string& out) {
   return rows;
 }
 
+// Every CC hook in use (marking at the switches, CNPs and BECN on ACKs, CCTI timers and gates at
+// the CAs): the partitioned run is the same run, port counters included.
+TEST(Partitions, IbCcMarkingAndThrottlingGiveOneDigestInOneAndThreeProcesses) {
+  std::string scen = std::string(IBEMU_SOURCE_DIR) + "/tests/data/scenarios/cc_testbed_short.yaml";
+  TempDir a("partitions-cc1"), b("partitions-cc3");
+  CliResult one = Cli("run -q --no-plot " + scen + " -o " + a.path());
+  CliResult three = Cli("run -q --no-plot " + scen + " -o " + b.path() + " --partitions 3");
+  ASSERT_EQ(one.status, 0) << one.out;
+  ASSERT_EQ(three.status, 0) << three.out;
+  EXPECT_EQ(Digest(three.out), Digest(one.out));
+  EXPECT_EQ(FlowRows(three.out), FlowRows(one.out));
+  std::string ports = ReadFile(a.path() + "/ports.csv");
+  EXPECT_EQ(ReadFile(b.path() + "/ports.csv"), ports);
+  // S2's port to the hot spot marked packets (the tx_fecn column is not all zero).
+  EXPECT_TRUE(std::regex_search(ports, std::regex("\\nS2,2,0,H5,[^\\n]*,[1-9][0-9]*,[0-9]+\\n")))
+      << ports;
+}
+
 TEST(Partitions, Scenario1HasOneDigestInOneProcessThreeProcessesAndOneProcessPerDevice) {
   std::string scen = std::string(IBEMU_SOURCE_DIR) + "/configs/scenarios/testbed-scenario1.yaml";
   TempDir out("partitions");

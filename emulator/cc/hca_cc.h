@@ -1,0 +1,60 @@
+// The channel adapter's congestion-control hooks (docs/architecture.md §9): what a mechanism
+// sees of an HCA (HcaView, implemented by the HCA) and what it is told (HcaCc, one stateful
+// instance per HCA). Throttling goes through one gate per QP and one per (port, SL): a QP sends
+// no earlier than the later of the two, and throttling one QP never blocks another.
+#pragma once
+#include <cstdint>
+
+#include "emulator/engine/packet.h"
+#include "emulator/mgmt/cc_state.h"
+
+namespace ibemu::cc {
+
+using engine::Packet;
+using SimTime = engine::SimTime;
+
+class HcaView {
+ public:
+  virtual ~HcaView() = default;
+  virtual SimTime Now() const = 0;
+  virtual int NumPorts() const = 0;
+  // The port's Congestion Control Agent state (CACongestionSetting, the CCT, logs).
+  virtual mgmt::CcState& Cca(int port) = 0;
+  // QPs are numbered 0.. in creation order; each sends on one port and SL.
+  virtual uint32_t NumQps() const = 0;
+  virtual int QpPort(uint32_t qp) const = 0;
+  virtual int QpSl(uint32_t qp) const = 0;
+  virtual uint32_t QpNumber(uint32_t qp) const = 0;  // the QPN on the wire
+  virtual uint16_t QpRemoteLid(uint32_t qp) const = 0;
+  // The port's link time for `bytes` on the wire, and the path MTU (payload bytes).
+  virtual SimTime SerializationTime(int port, uint32_t bytes) const = 0;
+  virtual uint32_t Mtu() const = 0;
+  // The QP may send its next packet at t or later (its own gate), or every QP of (port, sl).
+  virtual void SetQpGate(uint32_t qp, SimTime t) = 0;
+  virtual void SetSlGate(int port, int sl, SimTime t) = 0;
+  virtual SimTime QpGate(uint32_t qp) const = 0;
+  virtual SimTime SlGate(int port, int sl) const = 0;
+  // Calls HcaCc::OnTimer(a, b) at time t (>= Now()).
+  virtual void PostTimer(SimTime t, uint32_t a, uint64_t b) = 0;
+};
+
+// What the destination does about a data packet's congestion marking.
+enum class Echo : uint8_t {
+  kNone,
+  kOnAck,  // BECN on the acknowledgement the packet asks for
+  kCnp,    // a congestion notification packet to the source QP, ahead of other traffic
+};
+
+class HcaCc {
+ public:
+  virtual ~HcaCc() = default;
+  // H3: a data packet for this HCA arrived on `port` (its head; the host has not taken it yet).
+  virtual Echo OnReceive(HcaView& h, int port, Packet& p) { return Echo::kNone; }
+  // H4: an acknowledgement or CNP for local QP `qp` arrived (the mechanism reads BECN itself).
+  virtual void OnResponse(HcaView& h, uint32_t qp, Packet& p) {}
+  // H4: QP `qp` has just put data packet `p` on the link.
+  virtual void OnSent(HcaView& h, uint32_t qp, const Packet& p) {}
+  virtual void OnTimer(HcaView& h, uint32_t a, uint64_t b) {}
+};
+
+}  // namespace ibemu::cc

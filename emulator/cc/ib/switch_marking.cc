@@ -1,0 +1,111 @@
+#include "emulator/cc/ib/switch_marking.h"
+
+#include "common/wire/bth.h"
+#include "common/wire/lrh.h"
+
+namespace ibemu::cc::ib {
+
+void SwitchMarking::Init(SwitchView& s) {
+  ports_ = s.NumPorts() + 1;
+  vls_ = s.DataVls();
+  state_.assign(static_cast<size_t>(ports_) * vls_, 0);
+  if (opt_.evaluation == Evaluation::kVoq)
+    voq_above_.assign(static_cast<size_t>(ports_) * vls_ * ports_, 0);
+  since_mark_.assign(static_cast<size_t>(ports_), 0);
+}
+
+SwitchMarking::PortSettings SwitchMarking::SettingsOf(SwitchView& s, int out) const {
+  const mgmt::CcState& cc = s.Cca();
+  // A valid SwitchPortCongestionSetting of Control_Type 0 overrides the switch's for its port.
+  if (static_cast<size_t>(out) < cc.ports.size()) {
+    const mgmt::SwitchPortCongestionSetting& p = cc.ports[out];
+    if (p.valid && p.control_type == 0) return {p.threshold, p.packet_size, p.marking_rate};
+  }
+  return {cc.sw.threshold, cc.sw.packet_size, cc.sw.marking_rate};
+}
+
+bool SwitchMarking::Congested(int out, int vl) const {
+  return !state_.empty() && state_[PortVl(out, vl)] != 0;
+}
+
+void SwitchMarking::Evaluate(SwitchView& s, int in, int out, int vl) {
+  uint32_t level = Level(SettingsOf(s, out).threshold, s.VlCapacityBlocks());
+  // Entered above the level, left at or below the lower level (level - hysteresis, at least 0:
+  // an empty queue always leaves).
+  uint32_t lower = level > opt_.hysteresis_blocks ? level - opt_.hysteresis_blocks : 0;
+  auto next = [&](bool congested, uint32_t occ) {
+    if (level == UINT32_MAX) return false;
+    return occ > (congested ? lower : level);
+  };
+  uint16_t& st = state_[PortVl(out, vl)];
+  switch (opt_.evaluation) {
+    case Evaluation::kSum:
+      st = next(st != 0, s.ArrivedBlocks(out, vl));
+      return;
+    case Evaluation::kSumPerInput: {
+      int k = s.ContributingInputs(out, vl);
+      st = next(st != 0, k == 0 ? 0 : s.ArrivedBlocks(out, vl) / static_cast<uint32_t>(k));
+      return;
+    }
+    case Evaluation::kVoq: {
+      uint8_t& above = voq_above_[PortVl(out, vl) * ports_ + in];
+      bool now = next(above != 0, s.ArrivedBlocksFrom(in, out, vl));
+      if (now != (above != 0)) {
+        st = static_cast<uint16_t>(now ? st + 1 : st - 1);
+        above = now;
+      }
+      return;
+    }
+  }
+}
+
+void SwitchMarking::OnEnqueue(SwitchView& s, int in, int in_vl, int out, int out_vl,
+                              const Packet& p) {
+  if (state_.empty()) Init(s);
+  Evaluate(s, in, out, out_vl);
+}
+
+void SwitchMarking::OnDequeue(SwitchView& s, int in, int in_vl, int out, int out_vl,
+                              const Packet& p) {
+  if (state_.empty()) Init(s);
+  Evaluate(s, in, out, out_vl);
+}
+
+void SwitchMarking::OnTransmit(SwitchView& s, int in, int out, int vl, Packet* p) {
+  PortSettings ps = SettingsOf(s, out);
+  if (ps.threshold == 0) return;
+  // Tails have arrived since the last enqueue or dequeue: bring the state up to now.
+  if (opt_.evaluation == Evaluation::kVoq) {
+    for (int i = 0; i < ports_; ++i) Evaluate(s, i, out, vl);
+  } else {
+    Evaluate(s, in, out, vl);
+  }
+  if (!Congested(out, vl)) return;
+  mgmt::CcState& cc = s.Cca();
+  // A Port VL that waited for credits is a victim of congestion further on: it marks only if
+  // its port is in Victim_Mask (typically the ports that face CAs).
+  bool victim_ok = cc.sw.victim_mask[31 - out / 8] >> (out % 8) & 1;
+  if (s.CreditStarved(out, vl) && !victim_ok) return;
+  if (p->blocks() < ps.packet_size || p->hdr_len < wire::kLrhBytes + wire::kBthBytes) return;
+  wire::Bth bth = p->bth();
+  if (bth.fecn()) return;
+  if (ps.marking_rate > 0) {
+    if (opt_.marking == Marking::kRandom) {
+      if (rng_() % (uint64_t{ps.marking_rate} + 1) != 0) return;
+    } else if (since_mark_[out]++ < ps.marking_rate) {
+      return;
+    }
+    since_mark_[out] = 0;
+  }
+  bth.set_fecn(true);
+  wire::Lrh lrh = p->lrh();
+  mgmt::CongestionEvent e;
+  e.slid = lrh.slid();
+  e.dlid = lrh.dlid();
+  e.sl = lrh.sl();
+  e.timestamp = static_cast<uint32_t>(s.Now() / mgmt::kPsPerCcTick);
+  cc.log.Add(e, 15);
+  cc.log.MarkBit(out);
+}
+
+}  // namespace ibemu::cc::ib

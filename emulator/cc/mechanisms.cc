@@ -1,0 +1,34 @@
+#include <mutex>
+
+#include "emulator/cc/mechanism.h"
+
+namespace ibemu::cc {
+namespace ib {
+void Register();
+}
+
+namespace {
+
+// No congestion control at all: the devices skip every hook (the hardware without CC).
+class NoCc : public Mechanism {
+ public:
+  std::unique_ptr<SwitchCc> ForSwitch(uint64_t) const override { return nullptr; }
+  std::unique_ptr<HcaCc> ForHca(uint64_t) const override { return nullptr; }
+};
+
+}  // namespace
+
+void RegisterMechanisms() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    MechanismRegistry::Get().Add("none",
+                                 "no congestion control: nothing is marked, echoed or throttled",
+                                 [](const policy::Params& p) {
+                                   p.CheckKeys({});
+                                   return std::make_unique<NoCc>();
+                                 });
+    ib::Register();
+  });
+}
+
+}  // namespace ibemu::cc

@@ -1,0 +1,60 @@
+// The switch's congestion-control hooks (docs/architecture.md §9): what a mechanism sees of a
+// switch (SwitchView, implemented by the switch) and what it is told (SwitchCc, one stateful
+// instance per switch, made by the mechanism with its parameters).
+#pragma once
+#include <cstdint>
+
+#include "emulator/engine/packet.h"
+#include "emulator/mgmt/cc_state.h"
+
+namespace ibemu::cc {
+
+using engine::Packet;
+using SimTime = engine::SimTime;
+
+class SwitchView {
+ public:
+  virtual ~SwitchView() = default;
+  virtual SimTime Now() const = 0;
+  virtual int NumPorts() const = 0;
+  virtual int DataVls() const = 0;
+  // Receive buffer capacity of one input VL, in 64-byte blocks.
+  virtual uint32_t VlCapacityBlocks() const = 0;
+  // Blocks queued at every input for the Port VL (out, vl): the switch has input buffers only, so
+  // this is the output queue a mechanism reasons about.
+  virtual uint32_t QueuedBlocks(int out, int vl) const = 0;
+  // Of those, the blocks queued at input `in` (one virtual output queue).
+  virtual uint32_t QueuedBlocksFrom(int in, int out, int vl) const = 0;
+  // The same counts without the packet each input is still receiving (its tail has not arrived):
+  // the buffer fill a switch that counts arrived data would see. A packet cutting through an idle
+  // port is never counted.
+  virtual uint32_t ArrivedBlocks(int out, int vl) const = 0;
+  virtual uint32_t ArrivedBlocksFrom(int in, int out, int vl) const = 0;
+  // Inputs with at least one block queued for (out, vl).
+  virtual int ContributingInputs(int out, int vl) const = 0;
+  // Blocks in use in the receive buffer of input (in, vl), whatever their output.
+  virtual uint32_t InputUsedBlocks(int in, int vl) const = 0;
+  // Whether a packet of (out, vl) waited for the peer's credits since (out, vl) last transmitted:
+  // the Port VL is a victim of congestion further on, not its root.
+  virtual bool CreditStarved(int out, int vl) const = 0;
+  // The switch's Congestion Control Agent: the settings CC MADs write, and its logs.
+  virtual mgmt::CcState& Cca() = 0;
+  // Calls SwitchCc::OnTimer(a, b) at time t (>= Now()).
+  virtual void PostTimer(SimTime t, uint32_t a, uint64_t b) = 0;
+};
+
+class SwitchCc {
+ public:
+  virtual ~SwitchCc() = default;
+  // H2: a packet joined its queue at input (in, in_vl), routed to (out, out_vl). The queued
+  // counts already include it.
+  virtual void OnEnqueue(SwitchView& s, int in, int in_vl, int out, int out_vl, const Packet& p) {}
+  // The packet has left its input queue (to be sent, or discarded); the counts exclude it.
+  virtual void OnDequeue(SwitchView& s, int in, int in_vl, int out, int out_vl, const Packet& p) {}
+  // H1: the packet is about to leave on (out, vl), after OnDequeue; the mechanism may set header
+  // bits. The counts are what it leaves behind: a packet passing an idle port sees none.
+  virtual void OnTransmit(SwitchView& s, int in, int out, int vl, Packet* p) {}
+  virtual void OnTimer(SwitchView& s, uint32_t a, uint64_t b) {}
+};
+
+}  // namespace ibemu::cc

@@ -1,0 +1,98 @@
+// IB CC end to end on the thesis test bed (Paper III's parameters): the victim recovers, the
+// contributors share the hot link, CC costs little where there is no victim, the marks and echoes
+// are where the hot spot is, and a switch set to Threshold 0 changes nothing at all.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "tests/integration/run_util.h"
+
+namespace ibemu::testing {
+namespace {
+
+const fabric::PortSummary* Port(const fabric::RunResult& r, const std::string& dev, int port) {
+  for (const auto& p : r.ports)
+    if (p.device == dev && p.port == port && p.vl == 0) return &p;
+  return nullptr;
+}
+
+uint64_t TotalFecn(const fabric::RunResult& r) {
+  uint64_t n = 0;
+  for (const auto& p : r.ports) n += p.tx_fecn;
+  return n;
+}
+
+TEST(IbCcTestBed, Scenario1TheVictimRecoversAndTheContributorsShareTheHotLink) {
+  Outcome off = RunScenario("configs/scenarios/testbed-scenario1-cc-off.yaml");
+  Outcome on = RunScenario("configs/scenarios/testbed-scenario1-cc-on.yaml");
+  const double host = 13.0;  // H5's (and H4's) host rate
+  // CC off: the parking lot (F4, F5 a third of H5 each, F2, F3 a sixth) and the victim held to
+  // F2's rate by HoL blocking at S1.
+  EXPECT_NEAR(off.flows["F4"].rx_gbps, host / 3, 0.05 * host / 3);
+  EXPECT_LT(off.flows["F1"].rx_gbps, 2.5);
+  // CC on: the victim runs at its host rate again, about six times its CC-off rate (Paper III:
+  // an order of magnitude), and the four contributors get a quarter of H5 each.
+  EXPECT_GT(on.flows["F1"].rx_gbps, 0.97 * host);
+  EXPECT_GT(on.flows["F1"].rx_gbps, 5 * off.flows["F1"].rx_gbps);
+  double total = 0;
+  for (const char* f : {"F2", "F3", "F4", "F5"}) {
+    EXPECT_NEAR(on.flows[f].rx_gbps, host / 4, 0.10 * host / 4) << f;
+    total += on.flows[f].rx_gbps;
+  }
+  EXPECT_GT(total, 0.96 * host);  // and H5 stays busy
+  EXPECT_EQ(CreditViolations(on.run), "");
+}
+
+TEST(IbCcTestBed, Scenario2CostsLittleThroughputAndStaysFair) {
+  Outcome off = RunScenario("configs/scenarios/testbed-scenario2-cc-off.yaml");
+  Outcome on = RunScenario("configs/scenarios/testbed-scenario2-cc-on.yaml");
+  double t_off = 0, t_on = 0;
+  for (const char* f : {"F1", "F2", "F3"}) {
+    t_off += off.flows[f].rx_gbps;
+    t_on += on.flows[f].rx_gbps;
+  }
+  // Paper III: CC on costs 3.5 % of the mean; here under 3 %.
+  EXPECT_GT(t_on, 0.97 * t_off);
+  EXPECT_LE(t_on, t_off * 1.001);
+  for (const char* f : {"F1", "F2", "F3"})
+    EXPECT_NEAR(on.flows[f].rx_gbps, t_on / 3, 0.05 * t_on / 3) << f;
+}
+
+TEST(IbCcTestBed, MarksAreMadeAtTheHotSpotAndEchoedBackToItsContributors) {
+  Outcome on = RunScenario("configs/scenarios/testbed-scenario1-cc-on.yaml");
+  const fabric::RunResult& r = on.run;
+  // S2 port 2 leads to the hot spot H5: most marked packets leave there...
+  uint64_t hot = Port(r, "S2", 2)->tx_fecn;
+  EXPECT_GT(hot, 1000u);
+  EXPECT_GT(hot, 10 * Port(r, "S2", 1)->tx_fecn);  // ...not on the victim's way to H4
+  // H5 echoes them all, in CNPs or on ACKs, and only H5 does.
+  EXPECT_EQ(Port(r, "H5", 1)->tx_becn, hot);
+  EXPECT_EQ(Port(r, "H4", 1)->tx_becn, Port(r, "S2", 1)->tx_fecn);
+  // The echoes reach the contributors (through S1 for F2, F3), not the victim's source.
+  uint64_t back = Port(r, "S2", 3)->tx_becn + Port(r, "S2", 4)->tx_becn + Port(r, "S2", 5)->tx_becn;
+  EXPECT_EQ(back, hot + Port(r, "S2", 1)->tx_fecn);
+  EXPECT_LT(Port(r, "S1", 1)->tx_becn, Port(r, "S1", 2)->tx_becn / 5);
+}
+
+TEST(IbCc, ThresholdZeroMarksNothingAndChangesNothing) {
+  auto no_threshold = [](scenario::Scenario& s) {
+    s.cc.all.sw.threshold = 0;
+    for (auto& [node, cs] : s.cc.node) cs.sw.threshold = 0;
+    s.duration = 100 * link::kPsPerMs;
+    s.measure_from = 80 * link::kPsPerMs;
+    s.measure_to = s.duration;
+  };
+  Outcome zero = RunScenario("configs/scenarios/testbed-scenario1-cc-on.yaml", no_threshold);
+  Outcome none =
+      RunScenario("configs/scenarios/testbed-scenario1-cc-on.yaml", [&](scenario::Scenario& s) {
+        no_threshold(s);
+        s.cc.mechanism = "none";
+        s.cc.params = {};
+      });
+  EXPECT_EQ(TotalFecn(zero.run), 0u);
+  EXPECT_EQ(zero.run.digest, none.run.digest);
+  EXPECT_EQ(zero.run.events, none.run.events);
+}
+
+}  // namespace
+}  // namespace ibemu::testing
