@@ -105,5 +105,38 @@ TEST_F(CongestionAgent, ACcKeySetByIbccconfigShutsOutMadsWithoutIt) {
   EXPECT_EQ(Field(f.Exec("H1:1", "ibccquery -c 0x42 SS 1").out, "Threshold"), 7);
 }
 
+// Must-show 1's data-plane half: with the test bed's hot spot running under IB CC, S2 marks
+// (its CongestionLog's LogEventsCounter, read with ibccquery, climbs); an ibccconfig Set of
+// Threshold 0 stops the marking from the next packet on (the counter stands still while the
+// traffic goes on); Threshold 15 again restarts it.
+TEST_F(CongestionAgent, AnIbccconfigThresholdSetStopsAndRestartsMarkingInARunningFabric) {
+  UpFabric f(Src("configs/scenarios/testbed-scenario1-cc-on.yaml"), {"--pace", "0.05"});
+  ASSERT_TRUE(f.ready());
+  int64_t s2 = DumpField(f.Exec("H4:1", "smpquery -D portinfo 0,1 0").out, "Lid");
+  ASSERT_GT(s2, 0);
+  std::string lid = std::to_string(s2);
+  auto marks = [&] {
+    return Field(f.Exec("H1:1", "ibccquery CongestionLog " + lid).out, "LogEventsCounter");
+  };
+  // All five flows run from 80 ms of virtual time.
+  ASSERT_TRUE(f.WaitForVirtualTime(0.090, 60));
+  int64_t a = marks();
+  ASSERT_TRUE(f.WaitForVirtualTime(f.VirtualTime() + 0.005));
+  int64_t b = marks();
+  EXPECT_GT(b, a) << "S2 does not mark with the hot spot running";
+  // Threshold 0 (Control_Map bit 2: Threshold and Packet_Size).
+  CliResult off = f.Exec("H1:1", "ibccconfig SS " + lid + " 0x4 0 0 0 8 0 0:0 1");
+  ASSERT_EQ(off.status, 0) << off.out;
+  EXPECT_EQ(Field(f.Exec("H1:1", "ibccquery SS " + lid).out, "Threshold"), 0);
+  int64_t c = marks();
+  ASSERT_TRUE(f.WaitForVirtualTime(f.VirtualTime() + 0.010));
+  EXPECT_EQ(marks(), c) << "S2 still marks with Threshold 0";
+  CliResult on = f.Exec("H1:1", "ibccconfig SS " + lid + " 0x4 0 0 15 8 0 0:0 1");
+  ASSERT_EQ(on.status, 0) << on.out;
+  int64_t d = marks();
+  ASSERT_TRUE(f.WaitForVirtualTime(f.VirtualTime() + 0.010));
+  EXPECT_GT(marks(), d) << "S2 does not mark again with Threshold 15";
+}
+
 }  // namespace
 }  // namespace ibemu::testing
