@@ -3,7 +3,9 @@
 // are where the hot spot is, and a switch set to Threshold 0 changes nothing at all.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
+#include <vector>
 
 #include "tests/integration/run_util.h"
 
@@ -92,6 +94,67 @@ TEST(IbCc, ThresholdZeroMarksNothingAndChangesNothing) {
   EXPECT_EQ(TotalFecn(zero.run), 0u);
   EXPECT_EQ(zero.run.digest, none.run.digest);
   EXPECT_EQ(zero.run.events, none.run.events);
+}
+
+}  // namespace
+}  // namespace ibemu::testing
+
+namespace ibemu::testing {
+namespace {
+
+// Payload Gbit/s of flow `name` delivered in [from_ms, to_ms), from the run's 1 ms bins.
+double GbpsBetween(const Outcome& o, const std::string& name, int from_ms, int to_ms) {
+  const stats::FlowTable& t = o.run.flows;
+  size_t i = std::find(t.names.begin(), t.names.end(), name) - t.names.begin();
+  const auto& bins = t.flows.at(i).rx_payload.values();
+  double bytes = 0;
+  for (int b = from_ms; b < to_ms; ++b) bytes += static_cast<double>(bins[b]);
+  return bytes * 8 / ((to_ms - from_ms) * 1e-3) / 1e9;
+}
+
+double MaxOverMin(const std::vector<double>& v) {
+  return *std::max_element(v.begin(), v.end()) / *std::min_element(v.begin(), v.end());
+}
+
+// 4x DDR: 16 Gbit/s of data, 2048 of every 2074 bytes payload.
+constexpr double kDdrPayload = 16.0 * 2048 / 2074;
+
+TEST(Paper2, TypeIOneThresholdLeavesTheLinkToTheFlowAddedLastAndHysteresisSharesIt) {
+  Outcome one = RunScenario("configs/scenarios/paper2-type1-one-threshold.yaml");
+  Outcome two = RunScenario("configs/scenarios/paper2-type1-hysteresis.yaml");
+  EXPECT_GT(one.flows["F3"].rx_gbps, 2 * one.flows["F1"].rx_gbps);
+  EXPECT_GT(one.flows["F3"].rx_gbps, 2 * one.flows["F2"].rx_gbps);
+  double total = 0;
+  for (const char* f : {"F1", "F2", "F3"}) total += two.flows[f].rx_gbps;
+  EXPECT_GT(total, 0.9 * kDdrPayload);
+  for (const char* f : {"F1", "F2", "F3"})
+    EXPECT_NEAR(two.flows[f].rx_gbps, total / 3, 0.08 * total / 3) << f;
+}
+
+TEST(Paper2, ParkingLotIsResolvedWithMarkingRateOneAndSlowlyWithTen) {
+  Outcome off = RunScenario("configs/scenarios/paper2-parking-lot-cc-off.yaml");
+  Outcome on = RunScenario("configs/scenarios/paper2-parking-lot-cc-on.yaml");
+  Outcome mr10 = RunScenario("configs/scenarios/paper2-parking-lot-mr10.yaml");
+  // CC off: per-input round robin at S2 gives F4 and F5 twice F2 and F3; F1 is held to F2's rate.
+  EXPECT_NEAR(off.flows["F4"].rx_gbps, 2 * off.flows["F2"].rx_gbps, 0.05 * off.flows["F4"].rx_gbps);
+  EXPECT_NEAR(off.flows["F5"].rx_gbps, 2 * off.flows["F3"].rx_gbps, 0.05 * off.flows["F5"].rx_gbps);
+  EXPECT_NEAR(off.flows["F1"].rx_gbps, off.flows["F2"].rx_gbps, 0.05 * off.flows["F2"].rx_gbps);
+  // CC on: the close contributors are punished as much as they take, all four get a quarter of
+  // H5's link, and F1 its own link.
+  EXPECT_GT(on.flows["F1"].rx_gbps, 0.99 * kDdrPayload);
+  std::vector<double> share;
+  for (const char* f : {"F2", "F3", "F4", "F5"}) share.push_back(on.flows[f].rx_gbps);
+  EXPECT_LT(MaxOverMin(share), 1.12);
+  // Marking_Rate 10 (timer x 10): the 20 ms after F5 joins are still far from even, where
+  // Marking_Rate 1 is already close; both end up even.
+  auto window = [](const Outcome& o, int from, int to) {
+    std::vector<double> v;
+    for (const char* f : {"F2", "F3", "F4", "F5"}) v.push_back(GbpsBetween(o, f, from, to));
+    return MaxOverMin(v);
+  };
+  EXPECT_GT(window(mr10, 80, 100), 2.0);
+  EXPECT_LT(window(on, 80, 100), 1.4);
+  EXPECT_LT(window(mr10, 300, 400), 1.2);
 }
 
 }  // namespace
