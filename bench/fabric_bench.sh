@@ -6,7 +6,8 @@
 #
 # For each run: wall time, peak RSS (largest process), events and packet-hops per wall second,
 # delivered load; then the speed-up of --partitions 2 over one process (same digest required),
-# and the extrapolated wall time for 0.5 s of simulated time.
+# and the extrapolated wall time for 0.5 s of simulated time; then what IB CC costs: the same fabric
+# with a hot-spot share of the traffic (so that switches mark and CAs throttle), CC off and on.
 #
 # The speed-up is measured twice: with the scenario as it is (credits usable the instant an FC
 # packet arrives, so the lookahead between processes is one 10 ns cable), and with
@@ -36,19 +37,23 @@ run embedded "$TMP/scenario.yaml"
 run partitions2 "$TMP/scenario.yaml" --partitions 2
 run embedded-fc100 "$TMP/scenario-fc100.yaml"
 run partitions2-fc100 "$TMP/scenario-fc100.yaml" --partitions 2
+run hotspot-cc-off configs/scenarios/bench/fat-tree-648-hotspot-cc-off.yaml
+run hotspot-cc-on configs/scenarios/bench/fat-tree-648-hotspot-cc-on.yaml
 python3 - "$TMP" "$DURATION" <<'PY'
 import json, sys, re
 tmp, dur = sys.argv[1], sys.argv[2]
 m = re.match(r'([0-9.]+)\s*(ps|ns|us|ms|s)$', dur)
 sim_s = float(m.group(1)) * {'ps':1e-12,'ns':1e-9,'us':1e-6,'ms':1e-3,'s':1}[m.group(2)]
 rows = {}
-for label in ('embedded', 'partitions2', 'embedded-fc100', 'partitions2-fc100'):
+for label in ('embedded', 'partitions2', 'embedded-fc100', 'partitions2-fc100', 'hotspot-cc-off',
+              'hotspot-cc-on'):
     s = json.load(open(f'{tmp}/{label}/summary.json'))
     wall, rss_kb = open(f'{tmp}/{label}.time').read().split()
     wall = float(wall)
     rows[label] = dict(wall=wall, rss=max(int(rss_kb), s['peak_rss_kb']) / 1024, events=s['events'],
                        hops=s['packet_hops'], digest=s['digest'],
-                       gbps=sum(f['rx_gbps'] for f in s['flows']))
+                       gbps=sum(f['rx_gbps'] for f in s['flows']),
+                       fecn=sum(p.get('tx_fecn', 0) for p in s['ports']))
 print(f"{'mode':<19}{'wall s':>9}{'peak MiB':>10}{'events':>13}{'Mev/s':>8}{'packet-hops':>13}{'Mhops/s':>9}{'delivered Tb/s':>16}  digest")
 for k, r in rows.items():
     print(f"{k:<19}{r['wall']:>9.2f}{r['rss']:>10.0f}{r['events']:>13}{r['events']/r['wall']/1e6:>8.2f}"
@@ -58,6 +63,9 @@ for a, b, what in (('embedded', 'partitions2', 'fc_latency 0, lookahead 10 ns'),
     e, p = rows[a], rows[b]
     same = 'same digest' if e['digest'] == p['digest'] else 'DIGESTS DIFFER'
     print(f"speed-up with 2 partitions ({what}): {e['wall']/p['wall']:.2f}x ({same})")
+off, on = rows['hotspot-cc-off'], rows['hotspot-cc-on']
+print(f"IB CC on, hot-spot traffic: {on['wall']/off['wall']:.2f}x the wall time of CC off "
+      f"({(on['wall']/off['wall']-1)*100:+.0f} %), {on['fecn']} packet-hops with FECN")
 e = rows['embedded']
 print(f"extrapolated wall time for 0.5 s simulated at this load, one process: {e['wall']*0.5/sim_s/60:.1f} min")
 PY

@@ -36,6 +36,10 @@ class HcaView {
   virtual SimTime SlGate(int port, int sl) const = 0;
   // Calls HcaCc::OnTimer(a, b) at time t (>= Now()).
   virtual void PostTimer(SimTime t, uint32_t a, uint64_t b) = 0;
+  // Sends (a, b) to the device at the other end of `port` (Device::SendControl).
+  virtual void SendControl(int port, uint32_t a, uint64_t b) = 0;
+  // H7: sends (a, b) to the side band (SideBandCc::OnReport); nothing if there is none.
+  virtual void Report(uint32_t a, uint64_t b) = 0;
 };
 
 // What the destination does about a data packet's congestion marking.
@@ -55,6 +59,10 @@ class HcaCc {
   // H4: QP `qp` has just put data packet `p` on the link.
   virtual void OnSent(HcaView& h, uint32_t qp, const Packet& p) {}
   virtual void OnTimer(HcaView& h, uint32_t a, uint64_t b) {}
+  // A control message from the switch at the other end of `port` (SwitchView::SendControl).
+  virtual void OnControl(HcaView& h, int port, uint32_t a, uint64_t b) {}
+  // H7: a side-band broadcast (SideBandView::Broadcast).
+  virtual void OnSignal(HcaView& h, uint32_t a, uint64_t b) {}
 };
 
 }  // namespace ibemu::cc

@@ -7,6 +7,7 @@
 #include "common/policy/params.h"
 #include "common/policy/registry.h"
 #include "emulator/cc/hca_cc.h"
+#include "emulator/cc/side_band.h"
 #include "emulator/cc/switch_cc.h"
 
 namespace ibemu::cc {
@@ -18,6 +19,10 @@ class Mechanism {
   // `seed` is the device's own, for mechanisms that draw random numbers.
   virtual std::unique_ptr<SwitchCc> ForSwitch(uint64_t seed) const = 0;
   virtual std::unique_ptr<HcaCc> ForHca(uint64_t seed) const = 0;
+  // H7: the side band's logic, or null (no side band, the default). With one, SideBandLatency is
+  // the time every report and broadcast takes (> 0).
+  virtual std::unique_ptr<SideBandCc> ForSideBand() const { return nullptr; }
+  virtual SimTime SideBandLatency() const { return 0; }
 };
 
 using MechanismRegistry = policy::Registry<Mechanism, const policy::Params&>;

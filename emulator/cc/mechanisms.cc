@@ -6,6 +6,7 @@ namespace ibemu::cc {
 namespace ib {
 void Register();
 }
+void RegisterProbe();
 
 namespace {
 
@@ -28,6 +29,7 @@ void RegisterMechanisms() {
                                    return std::make_unique<NoCc>();
                                  });
     ib::Register();
+    RegisterProbe();
   });
 }
 

@@ -41,6 +41,14 @@ class SwitchView {
   virtual mgmt::CcState& Cca() = 0;
   // Calls SwitchCc::OnTimer(a, b) at time t (>= Now()).
   virtual void PostTimer(SimTime t, uint32_t a, uint64_t b) = 0;
+  // Sends (a, b) to the device at the other end of `port` (its SwitchCc or HcaCc::OnControl),
+  // out of band: when a packet's head sent now would reach it (Device::SendControl).
+  virtual void SendControl(int port, uint32_t a, uint64_t b) = 0;
+  // H7: sends (a, b) to the side band (SideBandCc::OnReport); nothing if there is none.
+  virtual void Report(uint32_t a, uint64_t b) = 0;
+  // Blocks in queue q of input (in, vl), and the packets in it.
+  virtual uint32_t QueueBlocks(int in, int vl, int q) const = 0;
+  virtual uint32_t QueuePackets(int in, int vl, int q) const = 0;
 };
 
 class SwitchCc {
@@ -55,6 +63,32 @@ class SwitchCc {
   // bits. The counts are what it leaves behind: a packet passing an idle port sees none.
   virtual void OnTransmit(SwitchView& s, int in, int out, int vl, Packet* p) {}
   virtual void OnTimer(SwitchView& s, uint32_t a, uint64_t b) {}
+
+  // H5, stateful queuing. Queues per input VL, given the fabric queuing policy's `base`: a
+  // mechanism that isolates flows in queues of its own (RECN, FBICM, DDBBM) adds them here. Asked
+  // once, before the run.
+  virtual int NumQueues(int base) const { return base; }
+  // The queue at input (in, in_vl) for a packet routed to (out, out_vl); `chosen` is the queuing
+  // policy's choice.
+  virtual int Queue(SwitchView& s, int in, int in_vl, int out, int out_vl, const Packet& p,
+                    int chosen) {
+    return chosen;
+  }
+  // A control message from the device at the other end of `port`.
+  virtual void OnControl(SwitchView& s, int port, uint32_t a, uint64_t b) {}
+  // H7: a side-band broadcast (SideBandView::Broadcast).
+  virtual void OnSignal(SwitchView& s, uint32_t a, uint64_t b) {}
+
+  // H6, queue-level arbitration. When true, the crossbar asks PickQueue which of an input's
+  // queues requesting (out, vl) goes, instead of the oldest request that can go.
+  virtual bool ArbitratesQueues() const { return false; }
+  // Returns an index into `queues` (the queue numbers of input `in` whose heads request (out, vl)
+  // and could go now, oldest request first; n >= 1). Asked more than once for one decision, so it
+  // must not change state; the choice is made when OnDequeue reports the packet that left.
+  virtual int PickQueue(const SwitchView& s, int in, int out, int vl, const int* queues,
+                        int n) const {
+    return 0;
+  }
 };
 
 }  // namespace ibemu::cc

@@ -16,6 +16,8 @@ enum EventKind : uint16_t {
   kPacketArrive = 1,       // head of `pkt` arrives on `port`; b = tail arrival time
   kFlowControlArrive = 2,  // FC packet on `port`; a = vl | class << 8; b = fctbs | fccl << 32
   kLinkStateArrive = 3,    // the peer of `port` changed its link: a = enabled | retrain << 1
+  kControlArrive = 4,      // a congestion-control message from the peer of `port`: a, b its own
+  kSideBandArrive = 5,     // a side-band message, device to side band or back: a, b its own
   kFirstLocalKind = 16,
 };
 

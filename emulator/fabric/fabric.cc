@@ -138,6 +138,13 @@ void InitCongestionControl(mgmt::ManagedNode* d, const scenario::Scenario& s, in
 
 }  // namespace
 
+size_t NumLps(const scenario::Scenario& s) {
+  cc::RegisterMechanisms();
+  bool side_band =
+      cc::MechanismRegistry::Get().Make(s.cc.mechanism, s.cc.params)->ForSideBand() != nullptr;
+  return s.topo.nodes.size() + (side_band ? 1 : 0);
+}
+
 SimTime RxDelay(const scenario::Scenario& s, int n) {
   return s.topo.nodes[n].type == topology::NodeType::kSwitch ? s.sw.latency : 0;
 }
@@ -155,6 +162,18 @@ std::unique_ptr<Fabric> BuildFabric(const scenario::Scenario& s, const std::vect
   f->ctx.queuing = f->queuing.get();
   cc::RegisterMechanisms();
   f->cc = cc::MechanismRegistry::Get().Make(s.cc.mechanism, s.cc.params);
+  if (std::unique_ptr<cc::SideBandCc> sb = f->cc->ForSideBand()) {
+    SimTime latency = f->cc->SideBandLatency();
+    if (latency <= 0)
+      throw std::invalid_argument("mechanism " + s.cc.mechanism +
+                                  ": a side band needs a latency above 0");
+    int64_t id = static_cast<int64_t>(t.nodes.size());
+    f->ctx.side_band_lp = id;
+    f->ctx.side_band_latency = latency;
+    if (local.empty() || std::find(local.begin(), local.end(), id) != local.end())
+      f->side_band = std::make_unique<cc::SideBandLp>(
+          static_cast<engine::LpId>(id), static_cast<int>(t.nodes.size()), latency, std::move(sb));
+  }
   f->ctx.dest_index_of_lid.assign(f->lids.owner.size(), -1);
   for (size_t i = 0; i < f->lids.endpoint_lids.size(); ++i)
     f->ctx.dest_index_of_lid[f->lids.endpoint_lids[i]] = static_cast<int32_t>(i);
@@ -165,7 +184,8 @@ std::unique_ptr<Fabric> BuildFabric(const scenario::Scenario& s, const std::vect
   f->flows.Init(names, s.interval, s.bins());
 
   std::vector<bool> want(t.nodes.size(), local.empty());
-  for (int n : local) want[n] = true;
+  for (int n : local)
+    if (n < static_cast<int>(t.nodes.size())) want[n] = true;
 
   routing::RoutingResult routes =
       routing::RoutingRegistry::Get().Make(s.routing)->Route(t, f->lids);

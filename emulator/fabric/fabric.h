@@ -8,6 +8,7 @@
 
 #include "common/routing/lid_map.h"
 #include "emulator/cc/mechanism.h"
+#include "emulator/cc/side_band_lp.h"
 #include "emulator/link/fabric_context.h"
 #include "emulator/mgmt/managed_node.h"
 #include "emulator/policy/input_queuing.h"
@@ -29,8 +30,23 @@ struct Fabric {
   std::unique_ptr<cc::Mechanism> cc;
   routing::LidMap lids;
   std::vector<std::unique_ptr<mgmt::ManagedNode>> devices;  // [node index], null if not built here
+  // H7: the mechanism's side band, LP id = number of nodes; null if there is none or it is held
+  // by another process.
+  std::unique_ptr<cc::SideBandLp> side_band;
   stats::FlowTable flows;
+
+  // Every LP built here, in LP id order: the devices, then the side band.
+  std::vector<engine::LogicalProcess*> Lps() const {
+    std::vector<engine::LogicalProcess*> v;
+    for (const auto& d : devices)
+      if (d) v.push_back(d.get());
+    if (side_band) v.push_back(side_band.get());
+    return v;
+  }
 };
+
+// LPs of a scenario: one per node, plus the side band if its mechanism has one.
+size_t NumLps(const scenario::Scenario& s);
 
 // How long after a packet's head arrives node `n` first acts on it (Device::set_rx_delay): a
 // switch's routing latency, zero for a CA.
@@ -38,7 +54,8 @@ SimTime RxDelay(const scenario::Scenario& s, int n);
 // Time a cable takes, propagation plus PHY.
 SimTime CableLatency(const scenario::Scenario& s, const topology::Cable& c);
 
-// `local` lists the node indexes to build; empty means all.
+// `local` lists the LP ids to build (node indexes, and NumLps - 1 for a side band); empty means
+// all.
 std::unique_ptr<Fabric> BuildFabric(const scenario::Scenario& s,
                                     const std::vector<int>& local = {});
 

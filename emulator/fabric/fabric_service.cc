@@ -140,8 +140,8 @@ int Up(scenario::Scenario s, const UpOptions& o) {
   if (!s.pcap.empty() && !o.quiet)
     std::fprintf(stderr, "ibemu: warning: ibemu up does not capture; output.pcap is ignored\n");
   std::unique_ptr<Fabric> f = BuildFabric(s);
-  engine::Partition part(f->devices.size());
-  for (auto& d : f->devices) part.Add(d.get());
+  engine::Partition part(NumLps(s));
+  for (engine::LogicalProcess* lp : f->Lps()) part.Add(lp);
 
   // The sockets go before the results are written (and the instance, declared first, after
   // them), so that `ibemu down` returning means the files are gone and the results are there.

@@ -44,6 +44,17 @@ std::vector<std::vector<SimTime>> Lookahead(const scenario::Scenario& s,
     la[a][b] = std::min(la[a][b], l + std::min(RxDelay(s, c.b.node), s.fc_latency));
     la[b][a] = std::min(la[b][a], l + std::min(RxDelay(s, c.a.node), s.fc_latency));
   }
+  // The side band (the LP after the nodes) talks to every device, each message taking its
+  // latency.
+  if (part.size() > s.topo.nodes.size()) {
+    SimTime sb = cc::MechanismRegistry::Get().Make(s.cc.mechanism, s.cc.params)->SideBandLatency();
+    uint32_t q = part.back();
+    for (uint32_t p = 0; p < n; ++p)
+      if (p != q) {
+        la[p][q] = std::min(la[p][q], sb);
+        la[q][p] = std::min(la[q][p], sb);
+      }
+  }
   return la;
 }
 
@@ -107,6 +118,12 @@ void FillResult(const scenario::Scenario& s, const Fabric& f, const engine::Part
     lp->set_events(d->events_handled());
     for (int p = 1; p <= d->num_ports(); ++p)
       r->set_packet_hops(r->packet_hops() + d->port(p).stats.tx_packets);
+  }
+  if (f.side_band) {
+    auto* lp = r->add_lps();
+    lp->set_lp(f.side_band->id());
+    lp->set_digest(f.side_band->digest());
+    lp->set_events(f.side_band->events_handled());
   }
   for (size_t i = 0; i < f.flows.flows.size(); ++i) {
     const stats::FlowStats& fs = f.flows.flows[i];
@@ -238,13 +255,13 @@ int RunWorker(const std::string& launcher, uint32_t self, const std::string& ipc
     scenario::Scenario s = LoadForWorker(rc);
     std::vector<uint32_t> part(rc.lp_partition().begin(), rc.lp_partition().end());
     uint32_t n = rc.num_partitions();
-    if (part.size() != s.topo.nodes.size()) return fail("partition map does not fit the topology");
+    if (part.size() != NumLps(s)) return fail("partition map does not fit the topology");
     std::vector<int> local;
     for (size_t i = 0; i < part.size(); ++i)
       if (part[i] == self) local.push_back(static_cast<int>(i));
     std::unique_ptr<Fabric> f = BuildFabric(s, local);
     engine::Partition eng(part.size());
-    for (int i : local) eng.Add(f->devices[i].get());
+    for (engine::LogicalProcess* lp : f->Lps()) eng.Add(lp);
     ZmqRemote remote(part, self, n);
     eng.SetRemote(&remote);
 
@@ -355,7 +372,8 @@ int RunWorker(const std::string& launcher, uint32_t self, const std::string& ipc
     result->set_run_seconds(run_s);
     result->set_wait_seconds(wait_s);
     result->set_setup_seconds(setup_s);
-    for (int i : local) f->devices[i]->FinishStats(s.duration);
+    for (int i : local)
+      if (i < static_cast<int>(f->devices.size())) f->devices[i]->FinishStats(s.duration);
     FillResult(s, *f, eng, self, result);
     SendProto(ctl, res);
   } catch (const std::exception& e) {
@@ -374,6 +392,7 @@ RunResult RunPartitioned(const scenario::Scenario& s, const PartitionOptions& o)
         "fabric.subnet_manager external: a subnet manager attaches through `ibemu up`, which "
         "runs in one process; run without --partitions/--per-device");
   std::vector<uint32_t> part = AssignPartitions(s.topo, o.partitions, o.per_device);
+  if (NumLps(s) > part.size()) part.push_back(0);  // the side band (H7) runs in partition 0
   uint32_t n = *std::max_element(part.begin(), part.end()) + 1;
   // Conservative synchronisation needs every cable between processes to take some time.
   for (const auto& row : Lookahead(s, part, n))

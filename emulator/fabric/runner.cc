@@ -95,7 +95,7 @@ RunResult RunEmbedded(const scenario::Scenario& s, const RunOptions& o) {
   auto t0 = std::chrono::steady_clock::now();
   std::unique_ptr<Fabric> fab = BuildFabric(s);
   Fabric& f = *fab;
-  engine::Partition part(f.devices.size());
+  engine::Partition part(NumLps(s));
   capture::PcapWriter pcap;
   std::unique_ptr<PcapTap> tap;
   if (!s.pcap.empty() && !pcap.Open(s.pcap))
@@ -105,6 +105,7 @@ RunResult RunEmbedded(const scenario::Scenario& s, const RunOptions& o) {
     part.Add(d.get());
     if (tap) d->SetTap(tap.get());
   }
+  if (f.side_band) part.Add(f.side_band.get());
   part.StartAll();
   // Run in slices so a long run can report progress; slicing does not change the event order.
   const int kSlices = 200;
@@ -133,6 +134,7 @@ void CollectResults(Fabric& f, const scenario::Scenario& s, uint64_t events, Run
     r->lp_digests.push_back(d->digest());
     for (int p = 1; p <= d->num_ports(); ++p) r->packet_hops += d->port(p).stats.tx_packets;
   }
+  if (f.side_band) r->lp_digests.push_back(f.side_band->digest());
   r->digest = CombineDigests(r->lp_digests);
   r->ports = SummarizePorts(f, s);
   r->flows = std::move(f.flows);

@@ -155,7 +155,7 @@ void Hca::Arbitrate(int p) {
       control_vl = vl;
     }
   }
-  SimTime retry = INT64_MAX;
+  SimTime retry = Unpark(p);
   bool dma_ok = dma_free_at_ <= now();
   for (int vl = 0; vl < pt.data_vls; ++vl) {
     Ring& r = ps.rings[vl];
@@ -166,13 +166,16 @@ void Hca::Arbitrate(int p) {
     }
     bool any_ready = false;
     // Same order as the choice below (round robin from r.next), so both see the same first QP.
-    for (size_t k = 0; k < r.qps.size(); ++k) {
-      const QueuePair& qp = qps_[r.qps[(r.next + k) % r.qps.size()]];
+    for (size_t k = 0; k < r.qps.size();) {
+      size_t idx = (r.next + k) % r.qps.size();
+      const QueuePair& qp = qps_[r.qps[idx]];
       SimTime allowed = AllowedAt(qp);
       if (allowed > now()) {
         retry = std::min(retry, allowed);
+        Park(p, r, idx, allowed);  // the entry after it moves into place: same k
         continue;
       }
+      ++k;
       any_ready = true;
       if (QpReady(qp, p, vl)) {
         eligible |= 1u << vl;
@@ -365,26 +368,64 @@ void Hca::OnResponse(Packet* pkt) {
   cc_hooks_->OnResponse(*this, qpn - 0x100, *pkt);
 }
 
+void Hca::Park(int p, Ring& r, size_t idx, SimTime until) {
+  uint32_t qi = r.qps[idx];
+  r.qps.erase(r.qps.begin() + static_cast<std::ptrdiff_t>(idx));
+  if (idx < r.next) --r.next;
+  if (r.next >= r.qps.size()) r.next = 0;
+  qps_[qi].parked = true;
+  pstate_[p].parked.push({until, qi});
+}
+
+SimTime Hca::Unpark(int p) {
+  auto& heap = pstate_[p].parked;
+  while (!heap.empty() && heap.top().first <= now()) {
+    uint32_t qi = heap.top().second;
+    heap.pop();
+    QueuePair& qp = qps_[qi];
+    if (!qp.parked) continue;
+    SimTime allowed = AllowedAt(qp);
+    if (allowed > now()) {  // closed again since (an SL gate): wait for it
+      heap.push({allowed, qi});
+      continue;
+    }
+    qp.parked = false;
+    pstate_[p].rings[sl2vl_[qp.port][qp.sl]].qps.push_back(qi);
+  }
+  return heap.empty() ? INT64_MAX : heap.top().first;
+}
+
 void Hca::SetQpGate(uint32_t qi, SimTime t) {
   QueuePair& qp = qps_[qi];
   // A raised gate is seen by the next arbitration; a lowered one must not wait for the wake
   // that the old gate planned.
   bool lowered = t < qp.gate;
   qp.gate = t;
-  if (lowered && qp.in_ring) WakeAt(qp.port, std::max(t, now()));
+  if (!lowered || !qp.in_ring) return;
+  if (qp.parked) pstate_[qp.port].parked.push({std::max(t, now()), qi});
+  WakeAt(qp.port, std::max(t, now()));
 }
 
 void Hca::SetSlGate(int p, int sl, SimTime t) {
   SimTime& g = pstate_[p].sl_gate[sl];
   bool lowered = t < g;
   g = t;
-  if (lowered) WakeAt(p, std::max(t, now()));
+  if (!lowered) return;
+  // Parked QPs of the SL wait for their old time in the heap: give them the new one (rare: a
+  // gate set after a packet is never below the one before it).
+  for (uint32_t qi = 0; qi < qps_.size(); ++qi)
+    if (qps_[qi].parked && qps_[qi].port == p && qps_[qi].sl == sl)
+      pstate_[p].parked.push({std::max(AllowedAt(qps_[qi]), now()), qi});
+  WakeAt(p, std::max(t, now()));
 }
 
 void Hca::HandleDevice(const engine::Event& e) {
   switch (e.kind) {
     case kCcTimer:
       if (cc_hooks_) cc_hooks_->OnTimer(*this, e.a, e.b);
+      return;
+    case engine::kSideBandArrive:
+      if (cc_hooks_) cc_hooks_->OnSignal(*this, e.a, e.b);
       return;
     case kMessage: {
       const TrafficSource& s = sources_[e.a].cfg;

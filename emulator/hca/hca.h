@@ -5,6 +5,7 @@
 #pragma once
 #include <deque>
 #include <memory>
+#include <queue>
 #include <random>
 #include <unordered_map>
 #include <vector>
@@ -66,8 +67,9 @@ class Hca : public mgmt::ManagedNode, private cc::HcaView {
     };
     std::deque<Message> messages;
     uint32_t sent_in_msg = 0;  // bytes of the front message already segmented
-    bool in_ring = false;
-    SimTime gate = 0;  // sends nothing before this (congestion control's per-QP gate)
+    bool in_ring = false;      // has work: in its VL's ring, or parked
+    bool parked = false;       // out of the ring until its gate passes (PortState::parked)
+    SimTime gate = 0;          // sends nothing before this (congestion control's per-QP gate)
   };
   struct Ring {
     std::vector<uint32_t> qps;
@@ -79,6 +81,12 @@ class Hca : public mgmt::ManagedNode, private cc::HcaView {
     std::vector<Ring> rings;      // [VL]
     std::unique_ptr<policy::VlArbiter> vlarb;
     std::array<SimTime, 16> sl_gate{};  // congestion control's per-SL gate
+    // QPs with work whose gate is closed, by the time it opens: kept out of the rings so that
+    // arbitration does not step over every throttled QP each time (min-heap; an entry whose QP
+    // has moved on is skipped).
+    std::priority_queue<std::pair<SimTime, uint32_t>, std::vector<std::pair<SimTime, uint32_t>>,
+                        std::greater<>>
+        parked;
   };
 
   void HandleDevice(const engine::Event& e) override;
@@ -97,6 +105,12 @@ class Hca : public mgmt::ManagedNode, private cc::HcaView {
   }
   bool QpReady(const QueuePair& qp, int p, int vl) const;
   void SendCnp(int p, const Packet& marked);
+  // Takes ring r's entry `idx` (a QP whose gate is closed) out of the ring into the port's parked
+  // heap, keeping the ring's round-robin position.
+  void Park(int p, Ring& r, size_t idx, SimTime until);
+  // Puts the parked QPs whose gates have opened back at the end of their rings; returns when the
+  // next one opens (INT64_MAX: none parked).
+  SimTime Unpark(int p);
   // A response (ACK, CNP) for one of this HCA's QPs: told to congestion control.
   void OnResponse(Packet* pkt);
   void SendData(int p, int vl, uint32_t qp_index);
@@ -130,6 +144,15 @@ class Hca : public mgmt::ManagedNode, private cc::HcaView {
   SimTime QpGate(uint32_t qp) const override { return qps_[qp].gate; }
   SimTime SlGate(int port, int sl) const override { return pstate_[port].sl_gate[sl]; }
   void PostTimer(SimTime t, uint32_t a, uint64_t b) override { Post(id(), t, kCcTimer, 0, a, b); }
+  void SendControl(int port, uint32_t a, uint64_t b) override { Device::SendControl(port, a, b); }
+  void Report(uint32_t a, uint64_t b) override {
+    if (ctx_->side_band_lp >= 0)
+      Post(static_cast<engine::LpId>(ctx_->side_band_lp), now() + ctx_->side_band_latency,
+           engine::kSideBandArrive, 0, a, b);
+  }
+  void OnControl(int p, uint32_t a, uint64_t b) override {
+    if (cc_hooks_) cc_hooks_->OnControl(*this, p, a, b);
+  }
 
   HcaConfig cfg_;
   const link::FabricContext* ctx_;

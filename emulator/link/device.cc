@@ -71,6 +71,9 @@ void Device::Handle(const Event& e) {
       OnPacket(e.port, pkt);
       return;
     }
+    case engine::kControlArrive:
+      if (link_up(e.port)) OnControl(e.port, e.a, e.b);
+      return;
     case engine::kFlowControlArrive:
       OnFlowControl(e);
       return;
@@ -272,6 +275,12 @@ void Device::RestartFlowControl(int p) {
     Post(id(), std::max(now(), pt.tx_free_at), kFcSend, static_cast<uint16_t>(p),
          static_cast<uint32_t>(s));
   }
+}
+
+void Device::SendControl(int p, uint32_t a, uint64_t b) {
+  if (!link_up(p)) return;
+  const LinkEnd& l = ports_[p].link;
+  Post(l.peer_lp, now() + l.latency + l.peer_rx_delay, engine::kControlArrive, l.peer_port, a, b);
 }
 
 void Device::WakeAt(int p, SimTime t) {

@@ -94,6 +94,14 @@ class Device : public engine::LogicalProcess {
   // port is then woken when the FC packet has gone).
   bool SendPendingFlowControl(int p);
 
+  // Sends a control message (a, b) to the peer of port p, out of band: it takes no link
+  // bandwidth and no credits, and the peer acts on it when it would act on a packet's head sent
+  // now (cable latency plus its receive delay), which keeps it within the lookahead between
+  // processes. Nothing is sent on a link that is down.
+  void SendControl(int p, uint32_t a, uint64_t b);
+  // A control message from the peer of port p (Device::SendControl on its side).
+  virtual void OnControl(int p, uint32_t a, uint64_t b) {}
+
   // Arranges for Arbitrate(p) to run at time t (deduplicated).
   void WakeAt(int p, SimTime t);
   void SetStalled(int p, int vl, bool stalled);

@@ -27,21 +27,13 @@ Switch::Switch(engine::LpId id, std::string name, int num_ports, const SwitchCon
   qc.num_ports = num_ports;
   qc.num_destinations = ctx_->num_destinations;
   qc.vl_capacity_blocks = cfg_.vl_buffer_blocks;
-  int nq = ctx_->queuing->NumQueues(qc);
+  base_queues_ = ctx_->queuing->NumQueues(qc);
   inputs_.resize(n);
   outputs_.resize(n);
   vl15_.resize(n);
+  MakeQueues(base_queues_);
   for (int p = 0; p < n; ++p) {
     Input& in = inputs_[p];
-    in.vl.resize(cfg_.data_vls);
-    for (int v = 0; v < cfg_.data_vls; ++v) {
-      in.vl[v].resize(nq);
-      for (int q = 0; q < nq; ++q) {
-        in.vl[v][q].in = static_cast<uint16_t>(p);
-        in.vl[v][q].vl = static_cast<uint8_t>(v);
-        in.vl[v][q].index = static_cast<uint32_t>(q);
-      }
-    }
     size_t words = (static_cast<size_t>(n) + 63) / 64;
     in.req_to.assign(n, 0);
     in.req_to_mask.assign(words, 0);
@@ -54,6 +46,26 @@ Switch::Switch(engine::LpId id, std::string name, int num_ports, const SwitchCon
     out.vlarb = policy::VlArbiterRegistry::Get().Make(cfg_.vlarb, vc);
     out.xbar = policy::InputArbiterRegistry::Get().Make(cfg_.xbar, n);
   }
+}
+
+void Switch::MakeQueues(int nq) {
+  for (size_t p = 0; p < inputs_.size(); ++p) {
+    Input& in = inputs_[p];
+    in.vl.assign(cfg_.data_vls, std::vector<Queue>(static_cast<size_t>(nq)));
+    for (int v = 0; v < cfg_.data_vls; ++v)
+      for (int q = 0; q < nq; ++q) {
+        in.vl[v][q].in = static_cast<uint16_t>(p);
+        in.vl[v][q].vl = static_cast<uint8_t>(v);
+        in.vl[v][q].index = static_cast<uint32_t>(q);
+      }
+  }
+}
+
+void Switch::SetCc(std::unique_ptr<cc::SwitchCc> c) {
+  cc_hooks_ = std::move(c);
+  int nq = cc_hooks_ ? cc_hooks_->NumQueues(base_queues_) : base_queues_;
+  if (nq != static_cast<int>(inputs_[0].vl[0].size())) MakeQueues(nq);
+  xbar_picks_queues_ = cc_hooks_ && cc_hooks_->ArbitratesQueues();
 }
 
 void Switch::Start() {
@@ -134,6 +146,7 @@ void Switch::Enqueue(int in, int in_vl, int out, int out_vl, SimTime ready_at, P
   pkt->ready_at = ready_at;
   int dest = ctx_->DestIndex(pkt->lrh().dlid());
   int qi = ctx_->queuing->Queue(*pkt, out, dest < 0 ? 0 : dest);
+  if (cc_hooks_) qi = cc_hooks_->Queue(*this, in, in_vl, out, out_vl, *pkt, qi);
   pkt->queue = static_cast<uint16_t>(qi);
   Queue& q = inputs_[in].vl[in_vl][qi];
   bool was_empty = q.q.empty();
@@ -149,13 +162,13 @@ void Switch::CountQueued(int in, const Packet& p, bool add) {
   uint32_t& from = o.queued_from[p.out_vl][in];
   Input& input = inputs_[in];
   if (add) {
-    input.arriving_id = p.id;
+    input.arriving = &p;
     input.arriving_tail = p.tail_arrival;
     input.arriving_out = p.out_port;
     input.arriving_vl = p.out_vl;
     input.arriving_blocks = b;
-  } else if (input.arriving_id == p.id) {
-    input.arriving_id = 0;
+  } else if (input.arriving == &p) {
+    input.arriving = nullptr;
   }
   if (add) {
     o.queued_blocks[p.out_vl] += b;
@@ -172,7 +185,7 @@ uint32_t Switch::ArrivedBlocksFrom(int in, int out, int vl) const {
   const Input& i = inputs_[in];
   uint32_t q = outputs_[out].queued_from[vl][in];
   bool arriving =
-      i.arriving_id != 0 && i.arriving_tail > now() && i.arriving_out == out && i.arriving_vl == vl;
+      i.arriving && i.arriving_tail > now() && i.arriving_out == out && i.arriving_vl == vl;
   return arriving ? q - i.arriving_blocks : q;
 }
 
@@ -181,8 +194,8 @@ uint32_t Switch::ArrivedBlocks(int out, int vl) const {
   uint32_t q = o.queued_blocks[vl];
   for (size_t in = 0; in < inputs_.size(); ++in) {
     const Input& i = inputs_[in];
-    if (i.arriving_id != 0 && i.arriving_tail > now() && i.arriving_out == out &&
-        i.arriving_vl == vl && o.queued_from[vl][in] != 0)
+    if (i.arriving && i.arriving_tail > now() && i.arriving_out == out && i.arriving_vl == vl &&
+        o.queued_from[vl][in] != 0)
       q -= i.arriving_blocks;
   }
   return q;
@@ -224,6 +237,7 @@ void Switch::Register(Queue* q) {
 Switch::Queue* Switch::Servable(int out, int vl, int in) const {
   const ReqList& r = outputs_[out].req[vl][in];
   if (!r.first) return nullptr;
+  if (xbar_picks_queues_) return PickedQueue(out, vl, in);
   const link::Port& pt = ports_[out];
   for (Queue* q = r.first; q; q = q->next_req) {
     const Packet* h = q->q.head;
@@ -238,6 +252,32 @@ Switch::Queue* Switch::Servable(int out, int vl, int in) const {
     if (pt.classes == 1) return nullptr;
   }
   return nullptr;
+}
+
+bool Switch::CanGo(int out, int vl, int in, const Queue* q) const {
+  const link::Port& pt = ports_[out];
+  const Packet* h = q->q.head;
+  uint32_t bytes = h->wire_bytes();
+  SimTime slack = std::max<SimTime>(0, pt.link.rate.SerializationTime(bytes) - ReadTime(in, bytes));
+  return inputs_[in].read_free_at <= now() + slack &&
+         pt.tx[pt.Slot(vl, h->credit_class)].Fits(h->blocks());
+}
+
+// H6: every queue of the input that requests (out, vl) and could go now is a candidate; the
+// mechanism picks one.
+Switch::Queue* Switch::PickedQueue(int out, int vl, int in) const {
+  pick_queues_.clear();
+  pick_ptrs_.clear();
+  for (Queue* q = outputs_[out].req[vl][in].first; q; q = q->next_req)
+    if (CanGo(out, vl, in, q)) {
+      pick_queues_.push_back(static_cast<int>(q->index));
+      pick_ptrs_.push_back(q);
+    }
+  if (pick_ptrs_.empty()) return nullptr;
+  int k = cc_hooks_->PickQueue(*this, in, out, vl, pick_queues_.data(),
+                               static_cast<int>(pick_queues_.size()));
+  return pick_ptrs_[static_cast<size_t>(
+      std::clamp<int>(k, 0, static_cast<int>(pick_ptrs_.size()) - 1))];
 }
 
 void Switch::Arbitrate(int out) {
@@ -337,6 +377,9 @@ void Switch::HandleDevice(const engine::Event& e) {
     }
     case kCcTimer:
       if (cc_hooks_) cc_hooks_->OnTimer(*this, e.a, e.b);
+      return;
+    case engine::kSideBandArrive:
+      if (cc_hooks_) cc_hooks_->OnSignal(*this, e.a, e.b);
       return;
     case kInputRelease: {
       Release(e.port, static_cast<int>(e.a & 0xFF), static_cast<int>(e.a >> 8),

@@ -46,8 +46,9 @@ class Switch : public mgmt::ManagedNode, private cc::SwitchView {
   void SetSl2VlEntry(int in, int out, int sl, int vl) override { SetSl2Vl(in, out, sl, vl); }
   void VlArbChanged(int port) override;
 
-  // The congestion-control mechanism's instance for this switch (null: none).
-  void SetCc(std::unique_ptr<cc::SwitchCc> c) { cc_hooks_ = std::move(c); }
+  // The congestion-control mechanism's instance for this switch (null: none), before Start: it
+  // may give each input VL more queues (H5).
+  void SetCc(std::unique_ptr<cc::SwitchCc> c);
 
  private:
   enum Kind : uint16_t {
@@ -71,8 +72,9 @@ class Switch : public mgmt::ManagedNode, private cc::SwitchView {
     SimTime read_free_at = 0;
     int next_poke = 0;
     // The packet this input is receiving while it is queued (its tail still to come), for
-    // SwitchView::ArrivedBlocks; id 0: none.
-    uint64_t arriving_id = 0;
+    // SwitchView::ArrivedBlocks; null: none. Cleared when it leaves its queue, so the pointer is
+    // never one the pool has handed out again.
+    const Packet* arriving = nullptr;
     SimTime arriving_tail = 0;
     uint16_t arriving_out = 0;
     uint8_t arriving_vl = 0;
@@ -111,6 +113,9 @@ class Switch : public mgmt::ManagedNode, private cc::SwitchView {
   void HeadChanged(Queue* q);
   void Register(Queue* q);
   Queue* Servable(int out, int vl, int in) const;
+  // Whether the head of q (at input `in`, requesting (out, vl)) could be sent now.
+  bool CanGo(int out, int vl, int in, const Queue* q) const;
+  Queue* PickedQueue(int out, int vl, int in) const;
   // Crossbar ports run at the switch's fastest link rate times the speedup: the internal
   // datapath is built for the fastest port, slower links just fill it less.
   SimTime ReadTime(int in, uint32_t bytes) const {
@@ -155,6 +160,23 @@ class Switch : public mgmt::ManagedNode, private cc::SwitchView {
   bool CreditStarved(int out, int vl) const override { return outputs_[out].starved_vls >> vl & 1; }
   mgmt::CcState& Cca() override { return cc_[0]; }
   void PostTimer(SimTime t, uint32_t a, uint64_t b) override { Post(id(), t, kCcTimer, 0, a, b); }
+  void SendControl(int port, uint32_t a, uint64_t b) override { Device::SendControl(port, a, b); }
+  void Report(uint32_t a, uint64_t b) override {
+    if (ctx_->side_band_lp >= 0)
+      Post(static_cast<engine::LpId>(ctx_->side_band_lp), now() + ctx_->side_band_latency,
+           engine::kSideBandArrive, 0, a, b);
+  }
+  uint32_t QueueBlocks(int in, int vl, int q) const override {
+    return inputs_[in].vl[vl][q].q.blocks;
+  }
+  uint32_t QueuePackets(int in, int vl, int q) const override {
+    return inputs_[in].vl[vl][q].q.count;
+  }
+  void OnControl(int p, uint32_t a, uint64_t b) override {
+    if (cc_hooks_) cc_hooks_->OnControl(*this, p, a, b);
+  }
+  // Builds the queues of every input VL (their number, from the queuing policy and H5).
+  void MakeQueues(int nq);
 
   SwitchConfig cfg_;
   const link::FabricContext* ctx_;
@@ -167,6 +189,10 @@ class Switch : public mgmt::ManagedNode, private cc::SwitchView {
   uint64_t dropped_ = 0;
   link::LinkRate xbar_rate_;
   std::unique_ptr<cc::SwitchCc> cc_hooks_;
+  int base_queues_ = 1;                   // per input VL, from the queuing policy
+  bool xbar_picks_queues_ = false;        // the mechanism arbitrates among an input's queues (H6)
+  mutable std::vector<int> pick_queues_;  // scratch for PickedQueue, kept to avoid allocation
+  mutable std::vector<Queue*> pick_ptrs_;
 };
 
 }  // namespace ibemu::sw

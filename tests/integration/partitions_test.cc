@@ -69,23 +69,53 @@ TEST(Partitions, IbCcMarkingAndThrottlingGiveOneDigestInOneAndThreeProcesses) {
       << ports;
 }
 
+// The same run in one process, in three, and in one per device; each must succeed.
+struct ThreeWays {
+  CliResult one, three, each;
+};
+ThreeWays RunThreeWays(const std::string& common) {
+  ThreeWays r{Cli(common), Cli(common + " --partitions 3"), Cli(common + " --per-device")};
+  EXPECT_EQ(r.one.status, 0) << r.one.out;
+  EXPECT_EQ(r.three.status, 0) << r.three.out;
+  EXPECT_EQ(r.each.status, 0) << r.each.out;
+  EXPECT_EQ(Digest(r.three.out), Digest(r.one.out));
+  EXPECT_EQ(Digest(r.each.out), Digest(r.one.out));
+  EXPECT_EQ(FlowRows(r.three.out), FlowRows(r.one.out));
+  EXPECT_EQ(FlowRows(r.each.out), FlowRows(r.one.out));
+  return r;
+}
+
+// The probe mechanism puts every hook to work: an extra queue and queue arbitration (H5, H6),
+// control messages between neighbours (H5), timers, and the side band (H7), an LP that is not a
+// node and talks to every device. One process, three, and one per device are the same run.
+TEST(Partitions, EveryCcHookInUseGivesOneDigestInOneThreeAndPerDeviceProcesses) {
+  std::string scen = std::string(IBEMU_SOURCE_DIR) + "/tests/data/scenarios/cc_probe_short.yaml";
+  TempDir out("partitions-probe");
+  ThreeWays r = RunThreeWays("run -q --no-plot --duration 2ms " + scen + " -o " + out.path());
+  const CliResult &one = r.one, &each = r.each;
+  auto counts = [](const std::string& l) { return l.substr(0, l.find("  wall")); };
+  EXPECT_EQ(counts(Line(each.out, "events ")), counts(Line(one.out, "events ")));
+  // The hooks did something: without the mechanism the run is another.
+  TempDir plain("partitions-probe-none");
+  std::string none = ReadFile(scen);
+  none.replace(none.find("mechanism: probe"), 16, "mechanism: none ");
+  none.replace(none.find("  parameters:"), none.find("traffic:") - none.find("  parameters:"), "");
+  none.replace(none.find("../../../configs"), 16, std::string(IBEMU_SOURCE_DIR) + "/configs");
+  std::ofstream(plain.path() + "/none.yaml") << none;
+  CliResult n =
+      Cli("run -q --no-plot --duration 2ms " + plain.path() + "/none.yaml -o " + plain.path());
+  ASSERT_EQ(n.status, 0) << n.out;
+  EXPECT_NE(Digest(n.out), Digest(one.out));
+}
+
 TEST(Partitions, Scenario1HasOneDigestInOneProcessThreeProcessesAndOneProcessPerDevice) {
   std::string scen = std::string(IBEMU_SOURCE_DIR) + "/configs/scenarios/testbed-scenario1.yaml";
   TempDir out("partitions");
-  std::string common = "run -q --no-plot " + scen + " -o " + out.path();
-  CliResult one = Cli(common);
-  CliResult three = Cli(common + " --partitions 3");
-  CliResult each = Cli(common + " --per-device");
-  ASSERT_EQ(one.status, 0) << one.out;
-  ASSERT_EQ(three.status, 0) << three.out;
-  ASSERT_EQ(each.status, 0) << each.out;
+  ThreeWays r = RunThreeWays("run -q --no-plot " + scen + " -o " + out.path());
+  const CliResult &one = r.one, &three = r.three, &each = r.each;
   EXPECT_EQ(Digest(one.out), ibemu::testing::GoldenFor("TestBedScenario1").digest) << one.out;
-  EXPECT_EQ(Digest(three.out), Digest(one.out));
-  EXPECT_EQ(Digest(each.out), Digest(one.out));
   EXPECT_NE(Line(three.out, "digest ").find("(partitioned, 3 processes)"), std::string::npos);
   EXPECT_NE(Line(each.out, "digest ").find("(per-device, 9 processes)"), std::string::npos);
-  EXPECT_EQ(FlowRows(three.out), FlowRows(one.out));
-  EXPECT_EQ(FlowRows(each.out), FlowRows(one.out));
   // The same events were handled: the counts before the wall-time figure agree.
   auto counts = [](const std::string& l) { return l.substr(0, l.find("  wall")); };
   EXPECT_EQ(counts(Line(three.out, "events ")), counts(Line(one.out, "events ")));

@@ -51,6 +51,10 @@ class TestSwitch : public SwitchView {
   bool CreditStarved(int out, int vl) const override { return starved >> out & 1; }
   mgmt::CcState& Cca() override { return cc; }
   void PostTimer(SimTime t, uint32_t a, uint64_t b) override { timers.push_back({t, b}); }
+  void SendControl(int port, uint32_t a, uint64_t b) override {}
+  void Report(uint32_t a, uint64_t b) override {}
+  uint32_t QueueBlocks(int in, int vl, int q) const override { return 0; }
+  uint32_t QueuePackets(int in, int vl, int q) const override { return 0; }
 };
 
 // A 2048-byte RC SEND from LID 5 to LID 9: 33 blocks.
@@ -219,6 +223,8 @@ class TestHca : public HcaView {
   SimTime QpGate(uint32_t qp) const override { return qps[qp].gate; }
   SimTime SlGate(int port, int sl) const override { return sl_gate[sl]; }
   void PostTimer(SimTime t, uint32_t a, uint64_t b) override { timers.push_back({t, {a, b}}); }
+  void SendControl(int port, uint32_t a, uint64_t b) override {}
+  void Report(uint32_t a, uint64_t b) override {}
   // Runs every timer due by `t`, in order, as the event queue would.
   void RunTimersUntil(CaThrottling& c, SimTime t) {
     while (true) {

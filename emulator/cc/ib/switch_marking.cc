@@ -38,13 +38,20 @@ void SwitchMarking::Evaluate(SwitchView& s, int in, int out, int vl) {
     return occ > (congested ? lower : level);
   };
   uint16_t& st = state_[PortVl(out, vl)];
+  // What has arrived is at most what is queued, and the queued count is at hand: the arrived
+  // count (a pass over the inputs) is needed only when the queued one is above the bound.
+  uint32_t bound = st != 0 ? lower : level;
   switch (opt_.evaluation) {
     case Evaluation::kSum:
-      st = next(st != 0, s.ArrivedBlocks(out, vl));
+      st = s.QueuedBlocks(out, vl) > bound && next(st != 0, s.ArrivedBlocks(out, vl));
       return;
     case Evaluation::kSumPerInput: {
       int k = s.ContributingInputs(out, vl);
-      st = next(st != 0, k == 0 ? 0 : s.ArrivedBlocks(out, vl) / static_cast<uint32_t>(k));
+      if (k == 0 || s.QueuedBlocks(out, vl) / static_cast<uint32_t>(k) <= bound) {
+        st = 0;
+        return;
+      }
+      st = next(st != 0, s.ArrivedBlocks(out, vl) / static_cast<uint32_t>(k));
       return;
     }
     case Evaluation::kVoq: {
