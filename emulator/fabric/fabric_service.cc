@@ -282,7 +282,13 @@ int Up(scenario::Scenario s, const UpOptions& o) {
     } else {
       target = part.now() + 10 * link::kPsPerMs;
     }
-    part.RunUntil(target);
+    // In steps of 1 us of virtual time, and for at most a slice of wall time before looking at
+    // the sockets again: a fabric behind its pace (or running as fast as it can) would otherwise
+    // run to the target in one go and leave its clients unanswered for as long as that takes.
+    // The steps do not change the order of events.
+    auto budget = Clock::now() + slice_ms;
+    while (part.now() < target && Clock::now() < budget)
+      part.RunUntil(std::min(target, part.now() + link::kPsPerUs));
     if (o.pace > 0) {
       double behind = wall() - static_cast<double>(part.now()) / 1e12 / o.pace;
       lag = behind > 2.0 * static_cast<double>(o.slice) / 1e12 ? behind : 0;

@@ -714,6 +714,60 @@ TEST_F(Cca, TimestampLogAndClassPortInfo) {
   EXPECT_EQ(Get(r->data() + kGsDataOffset, class_port_info::kClassVersion), 2u);
 }
 
+// The logs IB CC fills (docs/cc/ib.md) as a CongestionLog Get lays them out: the newest event
+// first, the counter and the map; the Get clears events and map, the counter runs on.
+TEST_F(Cca, CongestionLogsGiveTheNewestEventsFirstAndAGetClearsThem) {
+  using namespace congestion_log;
+  mgmt::CongestionLog& sl = Dev("S1").cc_state(0).log;
+  for (int i = 0; i < 17; ++i) {  // two more than the switch log holds
+    mgmt::CongestionEvent e;
+    e.slid = static_cast<uint16_t>(100 + i);
+    e.dlid = 7;
+    e.sl = 3;
+    e.timestamp = static_cast<uint32_t>(1000 + i);
+    sl.Add(e, kSwitchEntries);
+    sl.MarkBit(4);
+  }
+  auto r = Ask(s1_, CcMad(method::kGet, attr::kCongestionLog, 0));
+  ASSERT_EQ(Status(r), 0u);
+  const uint8_t* log = r->data() + kCcLogDataOffset;
+  EXPECT_EQ(Get(log, kLogEventsCounter), 17u);
+  EXPECT_EQ(log[kPortMap.byte + 31], 1u << 4);
+  const uint8_t* first = log + kSwitchEntriesOffset;
+  EXPECT_EQ(Get(first, kEntrySlid), 116u);  // the newest
+  EXPECT_EQ(Get(first, kEntryDlid), 7u);
+  EXPECT_EQ(Get(first, kEntrySl), 3u);
+  EXPECT_EQ(Get(first, kEntryTimestamp), 1016u);
+  EXPECT_EQ(Get(log + kSwitchEntriesOffset + 14 * kSwitchEntryBytes, kEntrySlid), 102u);
+  r = Ask(s1_, CcMad(method::kGet, attr::kCongestionLog, 0));
+  log = r->data() + kCcLogDataOffset;
+  EXPECT_EQ(Get(log, kLogEventsCounter), 17u);
+  EXPECT_EQ(Get(log + kSwitchEntriesOffset, kEntrySlid), 0u);
+  EXPECT_EQ(log[kPortMap.byte + 31], 0u);
+
+  mgmt::CongestionLog& cl = Dev("H5").cc_state(1).log;
+  mgmt::CongestionEvent e;
+  e.local_qp = 0x100;
+  e.remote_qp = 0x101;
+  e.sl = 2;
+  e.local_lid = 7;
+  e.remote_lid = 3;
+  e.timestamp = 55;
+  cl.Add(e, kCaEntries);
+  cl.MarkBit(2);
+  r = Ask(h5_, CcMad(method::kGet, attr::kCongestionLog, 0));
+  log = r->data() + kCcLogDataOffset;
+  EXPECT_EQ(Get(log, kThresholdEventCounter), 1u);
+  EXPECT_EQ(Get(log, kThresholdCongestionEventMap), 1u << 2);
+  const uint8_t* ce = log + kCaEntriesOffset;
+  EXPECT_EQ(Get(ce, kCaEntryLocalQp), 0x100u);
+  EXPECT_EQ(Get(ce, kCaEntryRemoteQp), 0x101u);
+  EXPECT_EQ(Get(ce, kCaEntrySl), 2u);
+  EXPECT_EQ(Get(ce, kCaEntryLocalLid), 7u);
+  EXPECT_EQ(Get(ce, kCaEntryRemoteLid), 3u);
+  EXPECT_EQ(Get(ce, kCaEntryTimestamp), 55u);
+}
+
 // The scenario's congestion_control section programs every CCA at the start, as OpenSM's cc_*
 // options would: through the Control_Maps, per switch, per switch port and per CA.
 TEST_F(Fabric, ScenarioCongestionControlSectionProgramsEveryCca) {
