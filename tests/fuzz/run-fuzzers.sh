@@ -16,7 +16,7 @@ $CXX -o "$OUT/event_batch_fuzz" tests/fuzz/event_batch_fuzz.cc emulator/engine/e
 MAD_SRC=$(ls common/mad/*.cc common/link/*.cc common/wire/*.cc emulator/engine/*.cc \
   emulator/switch/*.cc emulator/hca/*.cc emulator/mgmt/*.cc common/routing/*.cc \
   common/topology/*.cc emulator/policy/*.cc emulator/policy/*/*.cc \
-  emulator/link/*.cc emulator/fabric/fabric.cc)
+  emulator/link/*.cc emulator/cc/*.cc emulator/cc/*/*.cc emulator/fabric/fabric.cc)
 $CXX -o "$OUT/mad_fuzz" tests/fuzz/mad_fuzz.cc $MAD_SRC
 # The client protocol (common/transport/umad.proto) into the fabric's UmadService over real
 # ZeroMQ sockets: the same fabric sources, the service, and the messages generated here.
