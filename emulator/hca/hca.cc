@@ -260,11 +260,7 @@ void Hca::SendData(int p, int vl, uint32_t qi) {
   qp.sent_in_msg = 0;
   if (qp.messages.empty()) {
     Ring& r = pstate_[p].rings[vl];
-    auto it = std::find(r.qps.begin(), r.qps.end(), qi);
-    size_t idx = static_cast<size_t>(it - r.qps.begin());
-    r.qps.erase(it);
-    if (r.next > idx) --r.next;
-    if (r.qps.empty() || r.next >= r.qps.size()) r.next = 0;
+    r.Remove(static_cast<size_t>(std::find(r.qps.begin(), r.qps.end(), qi) - r.qps.begin()));
     qp.in_ring = false;
   }
   // A saturating source queues its next message as soon as the previous one is segmented.
@@ -347,8 +343,7 @@ void Hca::Deliver(int p, Packet* pkt) {
   FreePacket(pkt);
 }
 
-void Hca::SendCnp(int p, const Packet& marked) {
-  Packet& m = const_cast<Packet&>(marked);  // header accessors are not const
+void Hca::SendCnp(int p, Packet& m) {
   wire::Lrh lrh = m.lrh();
   uint8_t sl = lrh.sl();
   Packet* cnp = NewPacket();
@@ -370,9 +365,7 @@ void Hca::OnResponse(Packet* pkt) {
 
 void Hca::Park(int p, Ring& r, size_t idx, SimTime until) {
   uint32_t qi = r.qps[idx];
-  r.qps.erase(r.qps.begin() + static_cast<std::ptrdiff_t>(idx));
-  if (idx < r.next) --r.next;
-  if (r.next >= r.qps.size()) r.next = 0;
+  r.Remove(idx);
   qps_[qi].parked = true;
   pstate_[p].parked.push({until, qi});
 }

@@ -74,6 +74,12 @@ class Hca : public mgmt::ManagedNode, private cc::HcaView {
   struct Ring {
     std::vector<uint32_t> qps;
     size_t next = 0;
+    // Takes entry idx out, keeping the round robin pointed at the same next QP.
+    void Remove(size_t idx) {
+      qps.erase(qps.begin() + static_cast<std::ptrdiff_t>(idx));
+      if (idx < next) --next;
+      if (next >= qps.size()) next = 0;
+    }
   };
   struct PortState {
     engine::PacketQueue vl15;     // SMPs: no credits, before everything else
@@ -104,7 +110,7 @@ class Hca : public mgmt::ManagedNode, private cc::HcaView {
     return std::max(qp.gate, pstate_[qp.port].sl_gate[qp.sl]);
   }
   bool QpReady(const QueuePair& qp, int p, int vl) const;
-  void SendCnp(int p, const Packet& marked);
+  void SendCnp(int p, Packet& marked);
   // Takes ring r's entry `idx` (a QP whose gate is closed) out of the ring into the port's parked
   // heap, keeping the ring's round-robin position.
   void Park(int p, Ring& r, size_t idx, SimTime until);
@@ -145,11 +151,7 @@ class Hca : public mgmt::ManagedNode, private cc::HcaView {
   SimTime SlGate(int port, int sl) const override { return pstate_[port].sl_gate[sl]; }
   void PostTimer(SimTime t, uint32_t a, uint64_t b) override { Post(id(), t, kCcTimer, 0, a, b); }
   void SendControl(int port, uint32_t a, uint64_t b) override { Device::SendControl(port, a, b); }
-  void Report(uint32_t a, uint64_t b) override {
-    if (ctx_->side_band_lp >= 0)
-      Post(static_cast<engine::LpId>(ctx_->side_band_lp), now() + ctx_->side_band_latency,
-           engine::kSideBandArrive, 0, a, b);
-  }
+  void Report(uint32_t a, uint64_t b) override { SendSideBand(*ctx_, a, b); }
   void OnControl(int p, uint32_t a, uint64_t b) override {
     if (cc_hooks_) cc_hooks_->OnControl(*this, p, a, b);
   }

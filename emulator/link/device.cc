@@ -283,6 +283,12 @@ void Device::SendControl(int p, uint32_t a, uint64_t b) {
   Post(l.peer_lp, now() + l.latency + l.peer_rx_delay, engine::kControlArrive, l.peer_port, a, b);
 }
 
+void Device::SendSideBand(const FabricContext& ctx, uint32_t a, uint64_t b) {
+  if (ctx.side_band_lp < 0) return;
+  Post(static_cast<engine::LpId>(ctx.side_band_lp), now() + ctx.side_band_latency,
+       engine::kSideBandArrive, 0, a, b);
+}
+
 void Device::WakeAt(int p, SimTime t) {
   link::Port& pt = ports_[p];
   if (pt.wake_at >= now() && pt.wake_at <= t) return;  // an earlier wake will look again

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "emulator/engine/logical_process.h"
+#include "emulator/link/fabric_context.h"
 #include "emulator/link/port.h"
 
 namespace ibemu::link {
@@ -99,6 +100,9 @@ class Device : public engine::LogicalProcess {
   // now (cable latency plus its receive delay), which keeps it within the lookahead between
   // processes. Nothing is sent on a link that is down.
   void SendControl(int p, uint32_t a, uint64_t b);
+  // Sends (a, b) to the side band of `ctx` (H7), one side-band latency from now; nothing if the
+  // fabric has none.
+  void SendSideBand(const FabricContext& ctx, uint32_t a, uint64_t b);
   // A control message from the peer of port p (Device::SendControl on its side).
   virtual void OnControl(int p, uint32_t a, uint64_t b) {}
 

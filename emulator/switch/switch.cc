@@ -241,26 +241,26 @@ Switch::Queue* Switch::Servable(int out, int vl, int in) const {
   const link::Port& pt = ports_[out];
   for (Queue* q = r.first; q; q = q->next_req) {
     const Packet* h = q->q.head;
-    // A transfer may start when the input can supply the packet no slower than the output link
-    // drains it: an input faster than its outputs feeds several at once, a slower one only
-    // when idle.
-    uint32_t bytes = h->wire_bytes();
-    SimTime slack =
-        std::max<SimTime>(0, pt.link.rate.SerializationTime(bytes) - ReadTime(in, bytes));
-    if (inputs_[in].read_free_at > now() + slack) return nullptr;
+    if (!InputCanFeed(out, in, *h)) return nullptr;
     if (pt.tx[pt.Slot(vl, h->credit_class)].Fits(h->blocks())) return q;
     if (pt.classes == 1) return nullptr;
   }
   return nullptr;
 }
 
+// A transfer may start when the input can supply the packet no slower than the output link
+// drains it: an input faster than its outputs feeds several at once, a slower one only when idle.
+bool Switch::InputCanFeed(int out, int in, const Packet& h) const {
+  uint32_t bytes = h.wire_bytes();
+  SimTime slack =
+      std::max<SimTime>(0, ports_[out].link.rate.SerializationTime(bytes) - ReadTime(in, bytes));
+  return inputs_[in].read_free_at <= now() + slack;
+}
+
 bool Switch::CanGo(int out, int vl, int in, const Queue* q) const {
   const link::Port& pt = ports_[out];
   const Packet* h = q->q.head;
-  uint32_t bytes = h->wire_bytes();
-  SimTime slack = std::max<SimTime>(0, pt.link.rate.SerializationTime(bytes) - ReadTime(in, bytes));
-  return inputs_[in].read_free_at <= now() + slack &&
-         pt.tx[pt.Slot(vl, h->credit_class)].Fits(h->blocks());
+  return InputCanFeed(out, in, *h) && pt.tx[pt.Slot(vl, h->credit_class)].Fits(h->blocks());
 }
 
 // H6: every queue of the input that requests (out, vl) and could go now is a candidate; the

@@ -113,6 +113,7 @@ class Switch : public mgmt::ManagedNode, private cc::SwitchView {
   void HeadChanged(Queue* q);
   void Register(Queue* q);
   Queue* Servable(int out, int vl, int in) const;
+  bool InputCanFeed(int out, int in, const Packet& h) const;
   // Whether the head of q (at input `in`, requesting (out, vl)) could be sent now.
   bool CanGo(int out, int vl, int in, const Queue* q) const;
   Queue* PickedQueue(int out, int vl, int in) const;
@@ -161,11 +162,7 @@ class Switch : public mgmt::ManagedNode, private cc::SwitchView {
   mgmt::CcState& Cca() override { return cc_[0]; }
   void PostTimer(SimTime t, uint32_t a, uint64_t b) override { Post(id(), t, kCcTimer, 0, a, b); }
   void SendControl(int port, uint32_t a, uint64_t b) override { Device::SendControl(port, a, b); }
-  void Report(uint32_t a, uint64_t b) override {
-    if (ctx_->side_band_lp >= 0)
-      Post(static_cast<engine::LpId>(ctx_->side_band_lp), now() + ctx_->side_band_latency,
-           engine::kSideBandArrive, 0, a, b);
-  }
+  void Report(uint32_t a, uint64_t b) override { SendSideBand(*ctx_, a, b); }
   uint32_t QueueBlocks(int in, int vl, int q) const override {
     return inputs_[in].vl[vl][q].q.blocks;
   }

@@ -32,6 +32,20 @@ std::string Shell(const std::string& cmd) {
   return ibemu::testing::Shell(cmd, false).out;
 }
 
+// Per frame, as tshark decodes it and in Recorder's format: VL, SL, DLID, SLID, opcode, PSN and
+// BTH byte 4.
+std::vector<std::string> TsharkHeaderFields(const std::string& pcap) {
+  std::string fields = Shell(
+      "tshark -r " + pcap +
+      " -T fields -E separator=, -e infiniband.lrh.vl -e infiniband.lrh.sl -e infiniband.lrh.dlid"
+      " -e infiniband.lrh.slid -e infiniband.bth.opcode -e infiniband.bth.psn"
+      " -e infiniband.reserved 2>/dev/null");
+  std::vector<std::string> lines;
+  std::istringstream in(fields);
+  for (std::string l; std::getline(in, l);) lines.push_back(l);
+  return lines;
+}
+
 TEST(Capture, TsharkDecodesEveryPacketWithTheFieldsTheEmulatorSet) {
   if (std::system("command -v tshark >/dev/null 2>&1") != 0) GTEST_SKIP() << "tshark not installed";
   std::string pcap = (std::filesystem::temp_directory_path() / "ibemu_capture_test.pcap").string();
@@ -44,14 +58,7 @@ TEST(Capture, TsharkDecodesEveryPacketWithTheFieldsTheEmulatorSet) {
       },
       &rec);
   ASSERT_GT(rec.rows.size(), 50u);
-  std::string fields = Shell(
-      "tshark -r " + pcap +
-      " -T fields -E separator=, -e infiniband.lrh.vl -e infiniband.lrh.sl -e infiniband.lrh.dlid"
-      " -e infiniband.lrh.slid -e infiniband.bth.opcode -e infiniband.bth.psn"
-      " -e infiniband.reserved 2>/dev/null");
-  std::vector<std::string> lines;
-  std::istringstream in(fields);
-  for (std::string l; std::getline(in, l);) lines.push_back(l);
+  std::vector<std::string> lines = TsharkHeaderFields(pcap);
   ASSERT_EQ(lines.size(), rec.rows.size());
   for (size_t i = 0; i < lines.size(); ++i) ASSERT_EQ(lines[i], rec.rows[i]) << "frame " << i + 1;
   // Both data packets and RC ACKs were captured.
@@ -84,14 +91,7 @@ TEST(Capture, TsharkSeesFecnBecnAndCnpsWhereTheEmulatorPutThem) {
         s.pcap_until = 1500 * link::kPsPerUs;
       },
       &rec);
-  std::string fields = Shell(
-      "tshark -r " + pcap +
-      " -T fields -E separator=, -e infiniband.lrh.vl -e infiniband.lrh.sl -e infiniband.lrh.dlid"
-      " -e infiniband.lrh.slid -e infiniband.bth.opcode -e infiniband.bth.psn"
-      " -e infiniband.reserved 2>/dev/null");
-  std::vector<std::string> lines;
-  std::istringstream in(fields);
-  for (std::string l; std::getline(in, l);) lines.push_back(l);
+  std::vector<std::string> lines = TsharkHeaderFields(pcap);
   ASSERT_EQ(lines.size(), rec.rows.size());
   int fecn_data = 0, becn_ack = 0, cnp = 0;
   for (size_t i = 0; i < lines.size(); ++i) {
