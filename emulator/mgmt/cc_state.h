@@ -7,74 +7,18 @@
 #include <cstdint>
 #include <vector>
 
+#include "common/mad/cc_settings.h"
+
 namespace ibemu::mgmt {
 
 // CC timestamps and CCTI_Timer count 1.024 us.
 constexpr int64_t kPsPerCcTick = 1024 * 1000;
 
-struct SwitchCongestionSetting {
-  uint32_t control_map = 0;
-  std::array<uint8_t, 32> victim_mask{};  // 256-bit port mask as on the wire (big-endian)
-  std::array<uint8_t, 32> credit_mask{};
-  uint8_t threshold = 0;    // 0 never marks; 1..15 lowest to highest buffer fill
-  uint8_t packet_size = 0;  // 64-byte credits; smaller packets are never marked
-  uint8_t cs_threshold = 0;
-  uint16_t cs_return_delay = 0;  // CCT entry format: shift (2 bits) : multiplier (14 bits)
-  uint16_t marking_rate = 0;     // mean number of eligible packets between marks
-
-  // A Set applies only the parts its Control_Map selects: bit 0 Victim_Mask, 1 Credit_Mask,
-  // 2 Threshold and Packet_Size, 3 CS_Threshold and CS_ReturnDelay, 4 Marking_Rate.
-  void Apply(const SwitchCongestionSetting& w) {
-    control_map = w.control_map;
-    if (w.control_map & 1) victim_mask = w.victim_mask;
-    if (w.control_map & 2) credit_mask = w.credit_mask;
-    if (w.control_map & 4) {
-      threshold = w.threshold;
-      packet_size = w.packet_size;
-    }
-    if (w.control_map & 8) {
-      cs_threshold = w.cs_threshold;
-      cs_return_delay = w.cs_return_delay;
-    }
-    if (w.control_map & 16) marking_rate = w.marking_rate;
-  }
-};
-
-struct SwitchPortCongestionSetting {
-  bool valid = false;
-  uint8_t control_type = 0;  // 0 congestion, 1 credit starvation
-  uint8_t threshold = 0;
-  uint8_t packet_size = 0;
-  uint16_t marking_rate = 0;  // Cong_Parm for Control_Type 1
-};
-
-struct CaCongestionEntry {
-  uint16_t ccti_timer = 0;  // 1.024 us units
-  uint8_t ccti_increase = 0;
-  uint8_t trigger_threshold = 0;
-  uint8_t ccti_min = 0;
-};
-
-struct CaCongestionSetting {
-  uint16_t port_control = 0;  // bit 0: 0 QP-based, 1 SL-based
-  uint16_t control_map = 0;   // bit n: SL n's entry is valid
-  std::array<CaCongestionEntry, 16> sl{};
-
-  // A Set applies Port_Control and the SL entries its Control_Map selects.
-  void Apply(const CaCongestionSetting& w) {
-    port_control = w.port_control;
-    control_map = w.control_map;
-    for (int i = 0; i < 16; ++i)
-      if (w.control_map >> i & 1) sl[i] = w.sl[i];
-  }
-  // The first SL of Control_Map whose CCTI_Min lies above the table's last index (it could
-  // never be reached), or -1.
-  int SlWithCctiMinAbove(int ccti_limit) const {
-    for (int i = 0; i < 16; ++i)
-      if ((control_map >> i & 1) && sl[i].ccti_min > ccti_limit) return i;
-    return -1;
-  }
-};
+// The attribute contents are the wire's (common/mad/cc_settings.h); the agent holds them as is.
+using mad::CaCongestionEntry;
+using mad::CaCongestionSetting;
+using mad::SwitchCongestionSetting;
+using mad::SwitchPortCongestionSetting;
 
 struct CcKeyInfo {
   uint64_t key = 0;

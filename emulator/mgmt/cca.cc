@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "common/mad/cc_settings.h"
 #include "common/mad/gs_attributes.h"
 
 namespace ibemu::mgmt {
@@ -35,52 +36,12 @@ KeyCheck CheckCcKey(CcKeyInfo& k, MadView m, int64_t now_ps) {
   return KeyCheck::kRefuse;
 }
 
-void Bytes(uint8_t* data, int offset, const std::array<uint8_t, 32>& v) {
-  std::memcpy(data + offset, v.data(), v.size());
-}
-
-void FillSwitchSetting(const SwitchCongestionSetting& s, uint8_t* data) {
-  using namespace switch_congestion_setting;
-  Set(data, kControlMap, s.control_map);
-  Bytes(data, kVictimMask.byte, s.victim_mask);
-  Bytes(data, kCreditMask.byte, s.credit_mask);
-  Set(data, kThreshold, s.threshold);
-  Set(data, kPacketSize, s.packet_size);
-  Set(data, kCsThreshold, s.cs_threshold);
-  Set(data, kCsReturnDelay, s.cs_return_delay);
-  Set(data, kMarkingRate, s.marking_rate);
-}
-
-SwitchCongestionSetting ReadSwitchSetting(const uint8_t* data) {
-  using namespace switch_congestion_setting;
-  SwitchCongestionSetting s;
-  s.control_map = static_cast<uint32_t>(Get(data, kControlMap));
-  std::memcpy(s.victim_mask.data(), data + kVictimMask.byte, 32);
-  std::memcpy(s.credit_mask.data(), data + kCreditMask.byte, 32);
-  s.threshold = static_cast<uint8_t>(Get(data, kThreshold));
-  s.packet_size = static_cast<uint8_t>(Get(data, kPacketSize));
-  s.cs_threshold = static_cast<uint8_t>(Get(data, kCsThreshold));
-  s.cs_return_delay = static_cast<uint16_t>(Get(data, kCsReturnDelay));
-  s.marking_rate = static_cast<uint16_t>(Get(data, kMarkingRate));
-  return s;
-}
-
-uint8_t* Element(uint8_t* data, int i) {
-  return data + i * switch_port_congestion_setting::kElementBytes;
-}
-
 void FillPortBlock(const CcState& cc, int block, uint8_t* data) {
   using namespace switch_port_congestion_setting;
   for (int i = 0; i < kPortsPerBlock; ++i) {
     size_t port = static_cast<size_t>(block * kPortsPerBlock + i);
     if (port >= cc.ports.size()) break;
-    const SwitchPortCongestionSetting& p = cc.ports[port];
-    uint8_t* e = Element(data, i);
-    Set(e, kValid, p.valid);
-    Set(e, kControlType, p.control_type);
-    Set(e, kThreshold, p.threshold);
-    Set(e, kPacketSize, p.packet_size);
-    Set(e, kCongParmMarkingRate, p.marking_rate);
+    EncodePortElement(cc.ports[port], data + i * kElementBytes);
   }
 }
 
@@ -89,66 +50,16 @@ void ReadPortBlock(CcState& cc, int block, const uint8_t* data) {
   for (int i = 0; i < kPortsPerBlock; ++i) {
     size_t port = static_cast<size_t>(block * kPortsPerBlock + i);
     if (port >= cc.ports.size()) break;
-    const uint8_t* e = data + i * kElementBytes;
-    SwitchPortCongestionSetting& p = cc.ports[port];
-    p.valid = Get(e, kValid) != 0;
-    p.control_type = static_cast<uint8_t>(Get(e, kControlType));
-    p.threshold = static_cast<uint8_t>(Get(e, kThreshold));
-    p.packet_size = static_cast<uint8_t>(Get(e, kPacketSize));
-    p.marking_rate = static_cast<uint16_t>(Get(e, kCongParmMarkingRate));
+    cc.ports[port] = DecodePortElement(data + i * kElementBytes);
   }
-}
-
-uint8_t* CaEntry(uint8_t* data, int sl) {
-  return data + ca_congestion_setting::kEntriesOffset + sl * ca_congestion_setting::kEntryBytes;
-}
-
-void FillCaSetting(const CaCongestionSetting& s, uint8_t* data) {
-  using namespace ca_congestion_setting;
-  Set(data, kPortControl, s.port_control);
-  Set(data, kControlMap, s.control_map);
-  for (int sl = 0; sl < 16; ++sl) {
-    uint8_t* e = CaEntry(data, sl);
-    Set(e, kCctiTimer, s.sl[sl].ccti_timer);
-    Set(e, kCctiIncrease, s.sl[sl].ccti_increase);
-    Set(e, kTriggerThreshold, s.sl[sl].trigger_threshold);
-    Set(e, kCctiMin, s.sl[sl].ccti_min);
-  }
-}
-
-CaCongestionSetting ReadCaSetting(uint8_t* data) {
-  using namespace ca_congestion_setting;
-  CaCongestionSetting s;
-  s.port_control = static_cast<uint16_t>(Get(data, kPortControl));
-  s.control_map = static_cast<uint16_t>(Get(data, kControlMap));
-  for (int sl = 0; sl < 16; ++sl) {
-    const uint8_t* e = CaEntry(data, sl);
-    CaCongestionEntry& x = s.sl[sl];
-    x.ccti_timer = static_cast<uint16_t>(Get(e, kCctiTimer));
-    x.ccti_increase = static_cast<uint8_t>(Get(e, kCctiIncrease));
-    x.trigger_threshold = static_cast<uint8_t>(Get(e, kTriggerThreshold));
-    x.ccti_min = static_cast<uint8_t>(Get(e, kCctiMin));
-  }
-  return s;
 }
 
 // A CACongestionSetting Set: refused if a CCTI_Min it sets could never be reached.
 bool ApplyCaSetting(CcState& cc, uint8_t* data) {
-  CaCongestionSetting w = ReadCaSetting(data);
+  CaCongestionSetting w = DecodeCaSetting(data);
   if (w.SlWithCctiMinAbove(cc.ccti_limit) >= 0) return false;
   cc.ca.Apply(w);
   return true;
-}
-
-void FillCctBlock(const CcState& cc, int block, uint8_t* data) {
-  using namespace congestion_control_table;
-  Set(data, kCctiLimit, cc.ccti_limit);
-  for (int i = 0; i < kEntriesPerBlock; ++i) {
-    uint16_t v = cc.cct[static_cast<size_t>(block * kEntriesPerBlock + i)];
-    uint8_t* e = data + kEntriesOffset + 2 * i;
-    Set(e, kCctShift, v >> 14);
-    Set(e, kCctMultiplier, v & 0x3FFF);
-  }
 }
 
 // A CCT block: CCTI_Limit is the last valid index of the whole table, so it must fit the table
@@ -158,12 +69,7 @@ bool ApplyCctBlock(CcState& cc, int block, const uint8_t* data) {
   uint64_t limit = Get(data, kCctiLimit);
   if (limit >= cc.cct.size()) return false;
   if (limit != 0 && static_cast<uint64_t>(block) * kEntriesPerBlock > limit) return false;
-  cc.ccti_limit = static_cast<uint16_t>(limit);
-  for (int i = 0; i < kEntriesPerBlock; ++i) {
-    const uint8_t* e = data + kEntriesOffset + 2 * i;
-    cc.cct[static_cast<size_t>(block * kEntriesPerBlock + i)] =
-        static_cast<uint16_t>(Get(e, kCctShift) << 14 | Get(e, kCctMultiplier));
-  }
+  cc.ccti_limit = DecodeCctBlock(data, &cc.cct[static_cast<size_t>(block * kEntriesPerBlock)]);
   return true;
 }
 
@@ -252,9 +158,9 @@ AgentVerdict HandleCongestion(ManagedDevice& d, int in, MadView m) {
     case attr::kSwitchCongestionSetting:
       if (!sw) return bad(status::kBadMethodAttr);
       if (mod != 0) return bad(status::kBadAttrValue);
-      if (set) cc.sw.Apply(ReadSwitchSetting(data));
+      if (set) cc.sw.Apply(DecodeSwitchSetting(data));
       std::memset(data, 0, kGsDataBytes);
-      FillSwitchSetting(cc.sw, data);
+      EncodeSwitchSetting(cc.sw, data);
       break;
     case attr::kSwitchPortCongestionSetting: {
       if (!sw) return bad(status::kBadMethodAttr);
@@ -270,14 +176,14 @@ AgentVerdict HandleCongestion(ManagedDevice& d, int in, MadView m) {
       if (mod != 0) return bad(status::kBadAttrValue);
       if (set && !ApplyCaSetting(cc, data)) return bad(status::kBadAttrValue);
       std::memset(data, 0, kGsDataBytes);
-      FillCaSetting(cc.ca, data);
+      EncodeCaSetting(cc.ca, data);
       break;
     case attr::kCongestionControlTable:
       if (sw) return bad(status::kBadMethodAttr);
       if (mod >= static_cast<uint32_t>(CcState::kCctBlocks)) return bad(status::kBadAttrValue);
       if (set && !ApplyCctBlock(cc, static_cast<int>(mod), data)) return bad(status::kBadAttrValue);
       std::memset(data, 0, kGsDataBytes);
-      FillCctBlock(cc, static_cast<int>(mod), data);
+      EncodeCctBlock(cc.ccti_limit, cc.cct.data(), cc.cct.size(), static_cast<int>(mod), data);
       break;
     case attr::kTimestamp:
       if (set) return bad(status::kBadMethodAttr);

@@ -6,28 +6,11 @@
 #include <utility>
 #include <vector>
 
+#include "common/mad/opensm_cc_options.h"
 #include "emulator/cc/mechanism.h"
 
 namespace ibemu::scenario {
 namespace {
-
-// OpenSM's option names (opensm.conf), so that a configuration moves between the two unchanged.
-const std::set<std::string> kSwitchKeys = {"cc_sw_cong_setting_control_map",
-                                           "cc_sw_cong_setting_victim_mask",
-                                           "cc_sw_cong_setting_credit_mask",
-                                           "cc_sw_cong_setting_threshold",
-                                           "cc_sw_cong_setting_packet_size",
-                                           "cc_sw_cong_setting_credit_starvation_threshold",
-                                           "cc_sw_cong_setting_credit_starvation_return_delay",
-                                           "cc_sw_cong_setting_marking_rate"};
-const std::set<std::string> kCaKeys = {"cc_ca_cong_setting_port_control",
-                                       "cc_ca_cong_setting_control_map",
-                                       "cc_ca_cong_setting_ccti_timer",
-                                       "cc_ca_cong_setting_ccti_increase",
-                                       "cc_ca_cong_setting_trigger_threshold",
-                                       "cc_ca_cong_setting_ccti_min",
-                                       "cc_cct"};
-constexpr size_t kMaxCctEntries = 128;  // mgmt::CcState's table, and OpenSM's limit
 
 class Reader {
  public:
@@ -35,104 +18,38 @@ class Reader {
 
   // A number written as a YAML integer or as "0x..." hex, at most `max`.
   uint64_t Number(const YAML::Node& n, const std::string& path, uint64_t max) const {
-    std::string v = c_.Scalar(n);
-    uint64_t x = 0;
     try {
-      size_t used = 0;
-      x = std::stoull(v, &used, 0);
-      if (used != v.size() || v.empty() || v[0] == '-') throw std::invalid_argument(v);
-    } catch (const std::exception&) {
-      c_.Fail(n, path, "'" + v + "' is not a number (decimal or 0x hex)");
+      return mad::ParseCcNumber(c_.Scalar(n), max);
+    } catch (const mad::CcOptionError& e) {
+      c_.Fail(n, path, e.what());
     }
-    if (x > max) c_.Fail(n, path, v + " is out of range (0.." + std::to_string(max) + ")");
-    return x;
   }
 
-  // A 256-bit port mask as OpenSM writes it: 0x and up to 64 hex digits, bit n = port n.
-  std::array<uint8_t, 32> Mask(const YAML::Node& n, const std::string& path) const {
-    std::string v = c_.Scalar(n);
-    if (v.rfind("0x", 0) != 0 || v.size() < 3 || v.size() > 66)
-      c_.Fail(n, path, "'" + v + "' is not a 256-bit mask (0x and up to 64 hex digits)");
-    std::array<uint8_t, 32> m{};
-    std::string hex = v.substr(2);
-    for (size_t i = 0; i < hex.size(); ++i) {
-      char ch = hex[hex.size() - 1 - i];
-      if (!std::isxdigit(static_cast<unsigned char>(ch))) c_.Fail(n, path, "bad hex digit");
-      int d = std::isdigit(static_cast<unsigned char>(ch)) ? ch - '0' : std::tolower(ch) - 'a' + 10;
-      m[31 - i / 2] |= static_cast<uint8_t>(d << (4 * (i % 2)));
-    }
-    return m;
-  }
-
-  // "shift:multiplier" (CCT entries, CS_ReturnDelay): shift 0..3, multiplier 0..16383.
-  uint16_t ShiftMult(const YAML::Node& n, const std::string& path, const std::string& v) const {
-    size_t colon = v.find(':');
-    unsigned shift = 0, mult = 0;
-    char extra = 0;
-    if (colon == std::string::npos ||
-        std::sscanf(v.c_str(), "%u:%u%c", &shift, &mult, &extra) != 2 || shift > 3 || mult > 0x3FFF)
-      c_.Fail(n, path, "'" + v + "' is not shift:multiplier (shift 0..3, multiplier 0..16383)");
-    return static_cast<uint16_t>(shift << 14 | mult);
-  }
-
-  // A per-SL option: OpenSM repeats "<option> <sl> <value>" lines; here a map {sl: value}.
-  std::vector<std::pair<int, uint64_t>> PerSl(const YAML::Node& n, const std::string& path,
-                                              uint64_t max) const {
-    if (!n.IsMap()) c_.Fail(n, path, "expected a map of SL (0..15) to value, e.g. {0: 150}");
-    std::vector<std::pair<int, uint64_t>> v;
-    for (const auto& kv : n) {
-      int sl = static_cast<int>(Number(kv.first, path, 15));
-      v.emplace_back(sl, Number(kv.second, path + "." + std::to_string(sl), max));
-    }
-    return v;
-  }
-
-  // The cc_sw_* and cc_ca_* keys of one mapping into `out` (starting from `out` as it is).
+  // The cc_sw_* and cc_ca_* keys of one mapping into `sent`, the fields a Set would carry.
   void Settings(const YAML::Node& n, const std::string& path, const std::set<std::string>& keys,
-                CcSettings* out, mgmt::SwitchCongestionSetting* sw_given,
-                mgmt::CaCongestionSetting* ca_given) const {
+                CcSettings* sent) const {
     c_.CheckKeys(n, path, keys);
     for (auto it = n.begin(); it != n.end(); ++it) {
       std::string k = it->first.as<std::string>(), p = path + "." + k;
       if (k == "cc_key") continue;      // the caller's
       const YAML::Node v = it->second;  // a copy: the iterator hands out temporaries
-      mgmt::SwitchCongestionSetting& sw = *sw_given;
-      mgmt::CaCongestionSetting& ca = *ca_given;
-      if (k == "cc_sw_cong_setting_control_map") {
-        sw.control_map = static_cast<uint32_t>(Number(v, p, 0x1F));
-      } else if (k == "cc_sw_cong_setting_victim_mask") {
-        sw.victim_mask = Mask(v, p);
-      } else if (k == "cc_sw_cong_setting_credit_mask") {
-        sw.credit_mask = Mask(v, p);
-      } else if (k == "cc_sw_cong_setting_threshold") {
-        sw.threshold = static_cast<uint8_t>(Number(v, p, 15));
-      } else if (k == "cc_sw_cong_setting_packet_size") {
-        sw.packet_size = static_cast<uint8_t>(Number(v, p, 255));
-      } else if (k == "cc_sw_cong_setting_credit_starvation_threshold") {
-        sw.cs_threshold = static_cast<uint8_t>(Number(v, p, 15));
-      } else if (k == "cc_sw_cong_setting_credit_starvation_return_delay") {
-        sw.cs_return_delay = ShiftMult(v, p, c_.Scalar(v));
-      } else if (k == "cc_sw_cong_setting_marking_rate") {
-        sw.marking_rate = static_cast<uint16_t>(Number(v, p, 0xFFFF));
-      } else if (k == "cc_ca_cong_setting_port_control") {
-        ca.port_control = static_cast<uint16_t>(Number(v, p, 1));
-      } else if (k == "cc_ca_cong_setting_control_map") {
-        ca.control_map = static_cast<uint16_t>(Number(v, p, 0xFFFF));
-      } else if (k == "cc_ca_cong_setting_ccti_timer") {
-        for (auto [sl, x] : PerSl(v, p, 0xFFFF)) ca.sl[sl].ccti_timer = static_cast<uint16_t>(x);
-      } else if (k == "cc_ca_cong_setting_ccti_increase") {
-        for (auto [sl, x] : PerSl(v, p, 0xFF)) ca.sl[sl].ccti_increase = static_cast<uint8_t>(x);
-      } else if (k == "cc_ca_cong_setting_trigger_threshold") {
-        for (auto [sl, x] : PerSl(v, p, 0xFF))
-          ca.sl[sl].trigger_threshold = static_cast<uint8_t>(x);
-      } else if (k == "cc_ca_cong_setting_ccti_min") {
-        for (auto [sl, x] : PerSl(v, p, 0xFF)) ca.sl[sl].ccti_min = static_cast<uint8_t>(x);
-      } else if (k == "cc_cct") {
-        out->cct.clear();
-        std::stringstream list(c_.Scalar(v));
-        for (std::string e; std::getline(list, e, ',');) out->cct.push_back(ShiftMult(v, p, e));
-        if (out->cct.size() > kMaxCctEntries)
-          c_.Fail(v, p, std::to_string(out->cct.size()) + " entries; the table holds 128");
+      if (!mad::IsPerSlCcOption(k)) {
+        try {
+          mad::SetCcOption(k, c_.Scalar(v), sent);
+        } catch (const mad::CcOptionError& e) {
+          c_.Fail(v, p, e.what());
+        }
+        continue;
+      }
+      // OpenSM repeats "<option> <sl> <value>" lines; here a map {sl: value}.
+      if (!v.IsMap()) c_.Fail(v, p, "expected a map of SL (0..15) to value, e.g. {0: 150}");
+      for (const auto& kv : v) {
+        int sl = static_cast<int>(Number(kv.first, p, 15));
+        try {
+          mad::SetPerSlCcOption(k, sl, c_.Scalar(kv.second), sent);
+        } catch (const mad::CcOptionError& e) {
+          c_.Fail(kv.second, p + "." + std::to_string(sl), e.what());
+        }
       }
     }
   }
@@ -208,18 +125,18 @@ void LoadCongestionControl(const YAML::Node& n, const YamlChecks& checks, Scenar
   CcConfig& cc = s->cc;
   LoadMechanism(n, checks, &cc);
   // What a CC manager sends: the fields as given, applied through the Control_Maps.
-  mgmt::SwitchCongestionSetting sw_sent;
-  mgmt::CaCongestionSetting ca_sent;
+  CcSettings sent;
   YAML::Node ib = n["ib"];
   if (ib.IsDefined()) {
-    std::set<std::string> keys = kSwitchKeys;
-    keys.insert(kCaKeys.begin(), kCaKeys.end());
+    std::set<std::string> keys = mad::SwitchCcOptions();
+    keys.insert(mad::CaCcOptions().begin(), mad::CaCcOptions().end());
     keys.insert("cc_key");
     YAML::Node key = ib["cc_key"];
     if (key.IsDefined()) cc.cc_key = r.Number(key, path + ".ib.cc_key", ~uint64_t{0});
-    r.Settings(ib, path + ".ib", keys, &cc.all, &sw_sent, &ca_sent);
-    cc.all.sw.Apply(sw_sent);
-    cc.all.ca.Apply(ca_sent);
+    r.Settings(ib, path + ".ib", keys, &sent);
+    cc.all.sw.Apply(sent.sw);
+    cc.all.ca.Apply(sent.ca);
+    cc.all.cct = sent.cct;
     r.CheckCctiMin(ib, path + ".ib", cc.all);
   }
   // Per node: the fabric-wide values, then the node's own on top (as a second Set would).
@@ -232,18 +149,17 @@ void LoadCongestionControl(const YAML::Node& n, const YamlChecks& checks, Scenar
     for (auto it = list.begin(); it != list.end(); ++it) {
       std::string name = it->first.as<std::string>(), np = p + "." + name;
       int node = r.NodeOf(it->first, np, name, type);
-      CcSettings own = cc.all;
-      mgmt::SwitchCongestionSetting sw = sw_sent;
-      mgmt::CaCongestionSetting ca = ca_sent;
-      r.Settings(it->second, np, keys, &own, &sw, &ca);
-      own.sw.Apply(sw);
-      own.ca.Apply(ca);
+      CcSettings own = cc.all, node_sent = sent;
+      r.Settings(it->second, np, keys, &node_sent);
+      own.sw.Apply(node_sent.sw);
+      own.ca.Apply(node_sent.ca);
+      own.cct = node_sent.cct;
       r.CheckCctiMin(it->second, np, own);
       cc.node[node] = own;
     }
   };
-  per_node("switches", kSwitchKeys, topology::NodeType::kSwitch);
-  per_node("cas", kCaKeys, topology::NodeType::kCa);
+  per_node("switches", mad::SwitchCcOptions(), topology::NodeType::kSwitch);
+  per_node("cas", mad::CaCcOptions(), topology::NodeType::kCa);
 
   YAML::Node ports = n["switch_ports"];
   if (ports.IsDefined()) {

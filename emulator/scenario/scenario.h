@@ -24,13 +24,9 @@ struct FlowInfo {
   std::string src, dst;  // node names for single flows; empty for patterns
 };
 
-// The `congestion_control:` section: what every Congestion Control Agent holds when the fabric
-// starts, as if a CC manager had programmed it with OpenSM's cc_* options (docs/scenarios.md).
-struct CcSettings {
-  mgmt::SwitchCongestionSetting sw;  // applied through its Control_Map, as a Set would be
-  mgmt::CaCongestionSetting ca;      // likewise
-  std::vector<uint16_t> cct;         // shift:multiplier; CCTI_Limit = size - 1
-};
+// What every Congestion Control Agent holds when the fabric starts, as if a CC manager had
+// programmed it with OpenSM's cc_* options (docs/scenarios.md).
+using CcSettings = mad::CcSettings;
 
 struct CcConfig {
   // The mechanism on the CC hooks (cc::MechanismRegistry) and its parameters. IB CC is the
