@@ -30,7 +30,14 @@ struct UmadBuffer {
 
 }  // namespace
 
-MadPort::MadPort(uint64_t port_guid) {
+std::vector<MadAgent> SmAgents() {
+  // An SM answers Get and Set (SMInfo) and receives traps on both SMP classes, as OpenSM's
+  // bindings do; everything else an SMA answers arrives only as responses to our requests.
+  std::vector<uint8_t> m = {mad::method::kGet, mad::method::kSet, mad::method::kTrap};
+  return {{mad::mgmt_class::kSubnDirected, 1, m}, {mad::mgmt_class::kSubnLid, 1, m}};
+}
+
+MadPort::MadPort(uint64_t port_guid, const std::vector<MadAgent>& agents) {
   if (umad_init() < 0) throw MadPortError("umad_init failed");
   const char* ca = nullptr;
   int portnum = 0;
@@ -65,22 +72,23 @@ MadPort::MadPort(uint64_t port_guid) {
   if (port_id_ < 0)
     throw MadPortError("umad_open_port(" + ca_name_ + ", " + std::to_string(port_num_) +
                        "): " + std::strerror(-port_id_));
-  // An SM answers Get and Set (SMInfo) and receives traps on both SMP classes, as OpenSM's
-  // bindings do; everything else an SMA answers arrives only as responses to our requests.
-  long mask[16 / sizeof(long)] = {};
-  AllowMethod(mask, mad::method::kGet);
-  AllowMethod(mask, mad::method::kSet);
-  AllowMethod(mask, mad::method::kTrap);
-  agent_dr_ = umad_register(port_id_, mad::mgmt_class::kSubnDirected, 1, 0, mask);
-  agent_lid_ = umad_register(port_id_, mad::mgmt_class::kSubnLid, 1, 0, mask);
-  if (agent_dr_ < 0 || agent_lid_ < 0)
-    throw MadPortError("umad_register of the SMP classes failed (another SM on this port?)");
+  for (const MadAgent& a : agents) {
+    long mask[16 / sizeof(long)] = {};
+    for (uint8_t m : a.methods) AllowMethod(mask, m);
+    int id = umad_register(port_id_, a.mgmt_class, a.class_version, 0, mask);
+    if (id < 0) {
+      char cls[8];
+      std::snprintf(cls, sizeof cls, "0x%02x", a.mgmt_class);
+      throw MadPortError(std::string("umad_register of class ") + cls +
+                         " failed (another manager on this port?)");
+    }
+    agents_[a.mgmt_class] = id;
+  }
 }
 
 MadPort::~MadPort() {
   if (issm_fd_ >= 0) close(issm_fd_);
-  if (agent_dr_ >= 0) umad_unregister(port_id_, agent_dr_);
-  if (agent_lid_ >= 0) umad_unregister(port_id_, agent_lid_);
+  for (auto [cls, id] : agents_) umad_unregister(port_id_, id);
   if (port_id_ >= 0) umad_close_port(port_id_);
   umad_done();
 }
@@ -101,8 +109,11 @@ int MadPort::fd() const {
 void MadPort::Send(const mad::MadBuffer& m, uint16_t dlid, int timeout_ms, int retries) {
   UmadBuffer b;
   std::memcpy(b.mad(), m.data(), m.size());
-  umad_set_addr(b.umad(), dlid, 0, 0, 0);
-  int agent = m[1] == mad::mgmt_class::kSubnDirected ? agent_dr_ : agent_lid_;
+  bool smp = m[1] == mad::mgmt_class::kSubnDirected || m[1] == mad::mgmt_class::kSubnLid;
+  umad_set_addr(b.umad(), dlid, smp ? 0 : 1, 0, smp ? 0 : mad::kQp1QKey);
+  auto agent_it = agents_.find(m[1]);
+  if (agent_it == agents_.end()) throw MadPortError("no agent registered for this MAD's class");
+  int agent = agent_it->second;
   if (int r = umad_send(port_id_, agent, b.umad(), mad::kMadBytes, timeout_ms, retries); r < 0)
     throw MadPortError("umad_send: " + std::string(std::strerror(-r)));
 }
@@ -144,8 +155,8 @@ mad::MadBuffer BuildSmp(const Smp& s, uint64_t tid) {
   return m;
 }
 
-std::vector<SmpReply> SmpClient::Transact(const std::vector<Smp>& requests) {
-  std::vector<SmpReply> replies(requests.size());
+std::vector<MadReply> MadClient::Transact(std::vector<MadRequest> requests) {
+  std::vector<MadReply> replies(requests.size());
   std::map<uint32_t, size_t> pending;  // low 32 TID bits -> request index
   size_t next = 0;
   // The library reports every request it gives up on; this is only a guard against a lost one.
@@ -154,8 +165,9 @@ std::vector<SmpReply> SmpClient::Transact(const std::vector<Smp>& requests) {
   while (next < requests.size() || !pending.empty()) {
     while (next < requests.size() && static_cast<int>(pending.size()) < window) {
       uint32_t tid = next_tid_++;
-      const Smp& s = requests[next];
-      port_.Send(BuildSmp(s, tid), s.lid == 0 ? mad::kPermissiveLid : s.lid, timeout_ms, retries);
+      MadRequest& q = requests[next];
+      mad::Set(q.mad.data(), mad::hdr::kTid, tid);
+      port_.Send(q.mad, q.dlid, timeout_ms, retries);
       ++sent_;
       pending[tid] = next++;
       deadline = Clock::now() + patience;
@@ -165,27 +177,40 @@ std::vector<SmpReply> SmpClient::Transact(const std::vector<Smp>& requests) {
     if (left.count() <= 0) break;
     if (!port_.Receive(&r, static_cast<int>(std::min<int64_t>(left.count(), 100)))) continue;
     mad::MadView v{r.mad.data()};
-    bool smp_class = v.mgmt_class() == mad::mgmt_class::kSubnDirected ||
-                     v.mgmt_class() == mad::mgmt_class::kSubnLid;
     auto it = pending.find(static_cast<uint32_t>(v.tid()));
-    bool reply = smp_class && (v.is_response() || r.status != 0) &&
-                 v.method() != mad::method::kTrapRepress && it != pending.end();
+    bool reply = (v.is_response() || r.status != 0) && v.method() != mad::method::kTrapRepress &&
+                 it != pending.end() && requests[it->second].mad[1] == v.mgmt_class();
     if (!reply) {
       if (r.status == 0 && !v.is_response()) unsolicited_(r);
       continue;
     }
-    SmpReply& out = replies[it->second];
+    MadReply& out = replies[it->second];
     pending.erase(it);
     if (r.status != 0) continue;  // timed out: answered stays false
     out.answered = true;
     out.status =
         v.is_dr() ? static_cast<uint16_t>(mad::Get(r.mad.data(), mad::hdr::kDrStatus)) : v.status();
-    std::memcpy(out.data.data(), v.smp_data(), out.data.size());
+    out.mad = r.mad;
   }
   return replies;
 }
 
-void SmpClient::Poll(int timeout_ms) {
+std::vector<SmpReply> SmpClient::Transact(const std::vector<Smp>& smps) {
+  std::vector<MadRequest> requests;
+  requests.reserve(smps.size());
+  for (const Smp& s : smps)
+    requests.push_back({BuildSmp(s, 0), s.lid == 0 ? mad::kPermissiveLid : s.lid});
+  std::vector<MadReply> r = MadClient::Transact(std::move(requests));
+  std::vector<SmpReply> out(r.size());
+  for (size_t i = 0; i < r.size(); ++i) {
+    out[i].answered = r[i].answered;
+    out[i].status = r[i].status;
+    std::memcpy(out[i].data.data(), r[i].mad.data() + mad::kSmpDataOffset, out[i].data.size());
+  }
+  return out;
+}
+
+void MadClient::Poll(int timeout_ms) {
   ReceivedMad r;
   int wait = timeout_ms;
   while (port_.Receive(&r, wait)) {

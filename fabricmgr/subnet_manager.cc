@@ -300,7 +300,7 @@ int RunDaemon(const RunOptions& o) {
   sigaction(SIGTERM, &sa, nullptr);
 
   try {
-    MadPort port(o.port_guid);
+    MadPort port(o.port_guid, SmAgents());
     port.AssertIsSm();
     char line[256];
     std::snprintf(line, sizeof line,

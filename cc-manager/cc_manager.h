@@ -1,0 +1,88 @@
+// The manager's work, apart from timers and sockets (daemon.cc): find every Congestion Control
+// Agent (a switch's, and one per CA port) by directed-route discovery, program it from the policy
+// with CC MADs and verify it with Gets, program CCAs that appear later, read the CongestionLogs
+// into events and per-port marking rates, and answer the CLI's requests.
+#pragma once
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "cc-manager/cc_mads.h"
+#include "cc-manager/congestion_record.h"
+#include "cc-manager/policy.h"
+#include "ccmgr.pb.h"
+#include "fabricmgr/mad_port.h"
+
+namespace ibemu::ccmgr {
+
+// The agents the manager registers: directed-route SMPs for discovery, LID-routed SMPs for the
+// switches' forwarding tables (which port a logged packet left by), and the CC class.
+std::vector<fabricmgr::MadAgent> CcManagerAgents();
+
+// One CCA: a switch's (port 0) or a CA port's.
+struct Cca {
+  std::string name;
+  uint64_t guid = 0;
+  bool is_switch = false;
+  int port = 0;
+  int num_ports = 0;
+  uint16_t lid = 0;
+  std::string state = "pending";  // pending, verified, mismatch, refused, no answer, gone
+  std::string detail;
+  uint64_t programmed = 0;
+  uint64_t events = 0;
+  uint16_t key_violations = 0;
+  // The last CongestionLog read: its counter and time, to count what was missed in between.
+  bool have_log = false;
+  uint16_t log_counter = 0;
+  uint32_t log_now = 0;
+  std::set<int> marking_ports;  // switch ports that have marked: each poll reports them all
+};
+
+class CcManager {
+ public:
+  using Logger = std::function<void(const std::string&)>;
+  CcManager(fabricmgr::SmpClient& client, CcPolicy policy, CongestionRecord& record, Logger log);
+
+  // Discovers the fabric, then programs every CCA that is new, moved, or not yet verified.
+  // Returns false when the manager's own port does not answer.
+  bool Sweep();
+  // One Get of every CCA's CongestionLog.
+  void PollLogs();
+  Reply Handle(const Request& q);
+  Status MakeStatus() const;
+  const CcPolicy& policy() const { return policy_; }
+  const std::map<std::pair<uint64_t, int>, Cca>& ccas() const { return ccas_; }
+
+ private:
+  bool Program(Cca& c);
+  void ReadKeys();
+  bool ReadBack(const Cca& c, NodeState* out, std::string* error);
+  NodeState Describe(const Cca& c) const;
+  std::vector<Cca*> Match(const std::string& node, int port, std::string* error);
+  int PortOf(const Cca& sw, uint16_t dlid);
+  std::vector<fabricmgr::MadReply> Run(std::vector<fabricmgr::MadRequest> q) {
+    return client_.Transact(std::move(q));
+  }
+  fabricmgr::MadRequest Cc(const Cca& c, uint8_t method, uint16_t attr, uint32_t mod) const {
+    return {BuildCcMad(method, attr, mod, policy_.cc_key), c.lid};
+  }
+
+  fabricmgr::SmpClient& client_;
+  CcPolicy policy_;
+  CongestionRecord& record_;
+  Logger log_;
+  std::map<std::pair<uint64_t, int>, Cca> ccas_;  // (node GUID, port)
+  // Switch LFT blocks read so far (switch GUID -> block -> the 64 output ports); a sweep forgets
+  // them, since routes may have changed.
+  std::map<uint64_t, std::map<int, std::array<uint8_t, 64>>> lft_;
+  uint64_t sweeps_ = 0;
+  uint64_t key_violations_ = 0;
+};
+
+}  // namespace ibemu::ccmgr

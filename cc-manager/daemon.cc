@@ -1,0 +1,182 @@
+#include "cc-manager/daemon.h"
+
+#include <unistd.h>
+
+#include <utility>  // before Boost.Asio 1.74, whose awaitable.hpp uses std::exchange unincluded
+
+#include <boost/asio.hpp>
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <functional>
+#include <zmq.hpp>
+
+#include "cc-manager/cc_manager.h"
+#include "common/transport/run_dir.h"
+
+namespace ibemu::ccmgr {
+namespace asio = boost::asio;
+
+namespace {
+
+void Log(const std::string& line) {
+  std::time_t t = std::time(nullptr);
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "%H:%M:%S", std::localtime(&t));
+  std::printf("%s ibemu-ccmgr: %s\n", stamp, line.c_str());
+  std::fflush(stdout);
+}
+
+}  // namespace
+
+std::string ControlEndpoint(const std::string& name, std::string* error) {
+  if (std::string e = transport::CheckFabricName(name); !e.empty()) {
+    *error = "--name: " + e;
+    return "";
+  }
+  transport::RunDir dir = transport::ResolveRunDir();
+  return transport::IpcEndpoint(dir.path + "/ccmgr-" + name + ".sock", error);
+}
+
+int RunDaemon(const DaemonOptions& o) {
+  CcPolicy policy;
+  try {
+    if (!o.policy_file.empty()) policy = LoadPolicy(o.policy_file);
+  } catch (const PolicyError& e) {
+    std::fprintf(stderr, "ibemu-ccmgr: error: %s\n", e.what());
+    return 2;
+  }
+  if (std::string e = transport::PrepareRunDir(transport::ResolveRunDir()); !e.empty()) {
+    std::fprintf(stderr, "ibemu-ccmgr: error: %s\n", e.c_str());
+    return 2;
+  }
+  std::string error;
+  std::string endpoint = ControlEndpoint(o.name, &error);
+  if (endpoint.empty()) {
+    std::fprintf(stderr, "ibemu-ccmgr: error: %s\n", error.c_str());
+    return 2;
+  }
+  zmq::context_t ctx;
+  {
+    // Another daemon of this name answers a status request: refuse rather than steal its socket.
+    zmq::socket_t probe(ctx, zmq::socket_type::req);
+    probe.set(zmq::sockopt::linger, 0);
+    probe.set(zmq::sockopt::rcvtimeo, 300);
+    probe.connect(endpoint);
+    Request q;
+    q.mutable_status();
+    std::string text = q.SerializeAsString();
+    zmq::message_t reply;
+    if (std::filesystem::exists(endpoint.substr(6)) &&
+        probe.send(zmq::buffer(text), zmq::send_flags::dontwait) &&
+        probe.recv(reply, zmq::recv_flags::none)) {
+      std::fprintf(stderr,
+                   "ibemu-ccmgr: error: an ibemu-ccmgr named '%s' is already running (%s); use "
+                   "--name\n",
+                   o.name.c_str(), endpoint.c_str());
+      return 2;
+    }
+  }
+  try {
+    fabricmgr::MadPort port(o.port_guid, CcManagerAgents());
+    fabricmgr::SmpClient client(port, [](const fabricmgr::ReceivedMad& m) {
+      mad::MadView v{const_cast<uint8_t*>(m.mad.data())};
+      char line[96];
+      std::snprintf(line, sizeof line, "unsolicited MAD from LID %u: class 0x%02x attribute 0x%04x",
+                    m.slid, v.mgmt_class(), v.attr_id());
+      Log(line);
+    });
+    client.timeout_ms = o.timeout_ms;
+    client.retries = o.retries;
+    CongestionRecord record(o.export_dir);
+    CcManager manager(client, policy, record, Log);
+    Log("on " + port.ca_name() + " port " + std::to_string(port.port_num()) + ", policy " +
+        (policy.file.empty() ? "(defaults)" : policy.file) + ", control " + endpoint +
+        (o.export_dir.empty() ? "" : ", export " + o.export_dir));
+
+    zmq::socket_t rep(ctx, zmq::socket_type::rep);
+    rep.set(zmq::sockopt::linger, 0);
+    rep.bind(endpoint);
+
+    asio::io_context io;
+    asio::signal_set signals(io, SIGINT, SIGTERM);
+    signals.async_wait([&](const boost::system::error_code&, int) { io.stop(); });
+
+    // The CLI's requests. ZMQ_FD signals edges, not levels: drain everything the socket holds
+    // each time it, or anything else, wakes us.
+    auto drain = [&] {
+      while (rep.get(zmq::sockopt::events) & ZMQ_POLLIN) {
+        zmq::message_t msg;
+        if (!rep.recv(msg, zmq::recv_flags::dontwait)) break;
+        Request q;
+        Reply r;
+        if (!q.ParseFromArray(msg.data(), static_cast<int>(msg.size())))
+          r.set_error("not an ibemu.ccmgr.Request");
+        else
+          r = manager.Handle(q);
+        std::string text = r.SerializeAsString();
+        rep.send(zmq::buffer(text), zmq::send_flags::none);
+      }
+    };
+    asio::posix::stream_descriptor zmq_fd(io, dup(rep.get(zmq::sockopt::fd)));
+    std::function<void()> wait_cli = [&] {
+      zmq_fd.async_wait(asio::posix::descriptor_base::wait_read,
+                        [&](const boost::system::error_code& ec) {
+                          if (ec) return;
+                          drain();
+                          wait_cli();
+                        });
+    };
+    // Unsolicited MADs (notices) between transactions.
+    asio::posix::stream_descriptor mad_fd(io, dup(port.fd()));
+    std::function<void()> wait_mad = [&] {
+      mad_fd.async_wait(asio::posix::descriptor_base::wait_read,
+                        [&](const boost::system::error_code& ec) {
+                          if (ec) return;
+                          client.Poll(0);
+                          drain();
+                          wait_mad();
+                        });
+    };
+    asio::steady_timer sweep_timer(io), poll_timer(io);
+    std::function<void()> sweep = [&] {
+      manager.Sweep();
+      drain();
+      if (o.sweep_seconds <= 0) return;
+      sweep_timer.expires_after(
+          std::chrono::milliseconds(static_cast<int64_t>(o.sweep_seconds * 1000)));
+      sweep_timer.async_wait([&](const boost::system::error_code& ec) {
+        if (!ec) sweep();
+      });
+    };
+    std::function<void()> poll = [&] {
+      poll_timer.expires_after(std::chrono::milliseconds(o.poll_ms));
+      poll_timer.async_wait([&](const boost::system::error_code& ec) {
+        if (ec) return;
+        manager.PollLogs();
+        drain();
+        poll();
+      });
+    };
+    wait_cli();
+    wait_mad();
+    asio::post(io, sweep);
+    if (o.poll_ms > 0) poll();
+    io.run();
+    Log("stopping");
+    record.Finish();
+  } catch (const fabricmgr::MadPortError& e) {
+    std::fprintf(stderr, "ibemu-ccmgr: error: %s\n", e.what());
+    return 2;
+  } catch (const zmq::error_t& e) {
+    std::fprintf(stderr, "ibemu-ccmgr: error: %s: %s\n", endpoint.c_str(), e.what());
+    return 2;
+  } catch (const std::runtime_error& e) {
+    std::fprintf(stderr, "ibemu-ccmgr: error: %s\n", e.what());
+    return 2;
+  }
+  return 0;
+}
+
+}  // namespace ibemu::ccmgr
