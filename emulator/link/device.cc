@@ -139,8 +139,9 @@ void Device::Release(int p, int vl, int cls, uint32_t blocks) {
 
 void Device::SendFlowControl(int p, int slot) {
   link::Port& pt = ports_[p];
-  if (pt.tx_free_at > now()) {
-    Post(id(), pt.tx_free_at, kFcSend, static_cast<uint16_t>(p), static_cast<uint32_t>(slot));
+  if (pt.tx_free_at > now() || pt.fc_not_before > now()) {
+    Post(id(), std::max(pt.tx_free_at, pt.fc_not_before), kFcSend, static_cast<uint16_t>(p),
+         static_cast<uint32_t>(slot));
     return;
   }
   link::RxCredits& rx = pt.rx[slot];
@@ -164,7 +165,7 @@ void Device::SendFlowControl(int p, int slot) {
 
 bool Device::SendPendingFlowControl(int p) {
   link::Port& pt = ports_[p];
-  if (pt.fc_pending == 0 || pt.tx_free_at > now()) return false;
+  if (pt.fc_pending == 0 || pt.tx_free_at > now() || pt.fc_not_before > now()) return false;
   for (int s = 0; s < static_cast<int>(pt.rx.size()); ++s)
     if (pt.rx[s].fc_pending) {
       SendFlowControl(p, s);
@@ -263,8 +264,18 @@ void Device::SetLink(int p, bool up) {
 
 // A link that trains again starts flow control from scratch at both ends (IBA 7.9.4): no
 // credits until the peer's first FC packet, which each receive buffer sends at once.
+//
+// The end that trains first learns of the link before its peer does (the link-state message takes
+// peer_rx_delay more than an FC packet's flight and fc_latency). An FC packet that overtook that
+// message would be wiped by the peer's own restart, and a receive buffer with nothing to release
+// sends no other: the peer would wait for credits forever. So the first FC packets leave no
+// earlier than the peer is up to take them.
 void Device::RestartFlowControl(int p) {
   link::Port& pt = ports_[p];
+  SimTime first = std::max(now(), pt.tx_free_at);
+  if (pt.link.peer_rx_delay > pt.link.fc_latency)
+    first = std::max(first, now() + pt.link.peer_rx_delay - pt.link.fc_latency);
+  pt.fc_not_before = first;
   for (link::TxCredits& t : pt.tx) t = link::TxCredits{};
   for (int s = 0; s < static_cast<int>(pt.rx.size()); ++s) {
     pt.rx[s].abr = 0;
@@ -272,8 +283,7 @@ void Device::RestartFlowControl(int p) {
       pt.rx[s].fc_pending = true;
       ++pt.fc_pending;
     }
-    Post(id(), std::max(now(), pt.tx_free_at), kFcSend, static_cast<uint16_t>(p),
-         static_cast<uint32_t>(s));
+    Post(id(), first, kFcSend, static_cast<uint16_t>(p), static_cast<uint32_t>(s));
   }
 }
 

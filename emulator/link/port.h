@@ -61,7 +61,8 @@ struct Port {
   int classes = 1;  // credit classes per VL (1 for standard IB)
   SimTime tx_free_at = 0;
   SimTime wake_at = -1;
-  uint32_t fc_pending = 0;  // receive slots with an FC packet waiting for the link
+  uint32_t fc_pending = 0;    // receive slots with an FC packet waiting for the link
+  SimTime fc_not_before = 0;  // after a retrain: the peer is not up to take FC packets before
   // Bit v: VL v has a packet that only the peer's credits hold back (the credit-stall state the
   // arbiters report; PortXmitWait and the credit-stalled statistic follow it).
   uint32_t credit_stalled_vls = 0;
