@@ -95,8 +95,12 @@ bool CcManager::Sweep() {
   ++sweeps_;
   lft_.clear();
   std::set<std::pair<uint64_t, int>> seen;
-  auto found = [&](const fabricmgr::NodeRecord& n, int port, uint16_t lid) {
-    if (lid == 0) return;  // no LID from the SM yet: a later sweep finds it
+  auto found = [&](const fabricmgr::NodeRecord& n, int port) {
+    const fabricmgr::PortRecord& pr = n.ports[static_cast<size_t>(port)];
+    uint16_t lid = pr.lid();
+    // LID-routed MADs reach only an Active port with a LID: until the SM has brought it up, a
+    // later sweep will find it.
+    if (lid == 0 || pr.state() != mad::port_info::kStateActive) return;
     auto key = std::make_pair(n.guid, port);
     seen.insert(key);
     auto [it, fresh] = ccas_.try_emplace(key);
@@ -118,10 +122,10 @@ bool CcManager::Sweep() {
   };
   for (const fabricmgr::NodeRecord& n : s.nodes) {
     if (n.is_switch()) {
-      if (!n.ports.empty()) found(n, 0, n.ports[0].lid());
+      if (!n.ports.empty()) found(n, 0);
       continue;
     }
-    for (int p : n.EndportNumbers()) found(n, p, n.ports[static_cast<size_t>(p)].lid());
+    for (int p : n.EndportNumbers()) found(n, p);
   }
   for (auto& [key, c] : ccas_)
     if (!seen.count(key) && c.state != "gone") {
@@ -438,7 +442,9 @@ Status CcManager::MakeStatus() const {
   Status s;
   s.set_policy(policy_.file.empty() ? "(defaults)" : policy_.file);
   uint32_t verified = 0, failed = 0, live = 0;
+  uint64_t counted = 0;
   for (const auto& [key, c] : ccas_) {
+    counted += c.events;
     if (c.state == "gone") continue;
     ++live;
     if (c.state == "verified")
@@ -452,6 +458,7 @@ Status CcManager::MakeStatus() const {
   s.set_mads_sent(client_.mads_sent());
   s.set_sweeps(sweeps_);
   s.set_events(record_.last_seq());
+  s.set_events_counted(counted);
   s.set_key_violations(key_violations_);
   s.set_export_dir(record_.dir());
   return s;
@@ -548,6 +555,7 @@ Reply CcManager::Handle(const Request& q) {
       return out;
     }
     case Request::kStatus:
+      ReadKeys();
       *out.mutable_status() = MakeStatus();
       out.set_ok(true);
       return out;

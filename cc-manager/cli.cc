@@ -128,10 +128,12 @@ std::string FormatStatus(const Status& s) {
   char line[512];
   std::snprintf(line, sizeof line,
                 "policy %s\n%u CCAs: %u verified, %u failed\n%llu sweeps, %llu MADs sent\n"
-                "%llu congestion events logged, %llu CC_Key violations\nexport %s\n",
+                "%llu congestion events counted, %llu read from the logs\n"
+                "%llu CC_Key violations\nexport %s\n",
                 s.policy().c_str(), s.ccas(), s.verified(), s.failed(),
                 static_cast<unsigned long long>(s.sweeps()),
                 static_cast<unsigned long long>(s.mads_sent()),
+                static_cast<unsigned long long>(s.events_counted()),
                 static_cast<unsigned long long>(s.events()),
                 static_cast<unsigned long long>(s.key_violations()),
                 s.export_dir().empty() ? "(none)" : s.export_dir().c_str());

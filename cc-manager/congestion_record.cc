@@ -47,6 +47,7 @@ void CongestionRecord::AddMarking(const std::string& node, int port, double t0, 
   total_marks_[key] += marks;
   auto [it, fresh] = span_.try_emplace(key, t0, t1);
   if (!fresh) it->second.second = t1;
+  if (t1 > t0) series_[key].emplace_back(t1, marks / (t1 - t0));
   if (marking_.is_open() && t1 > t0) {
     char line[160];
     std::snprintf(line, sizeof line, "%.9f,%s,%d,%.3f,%.1f\n", t1, node.c_str(), port, marks,
@@ -82,25 +83,28 @@ void CongestionRecord::Finish() {
   }
   j["marking"] = ports;
   std::ofstream(fs::path(dir_) / "summary.json") << j.dump(2) << "\n";
-  if (total_marks_.empty()) return;
-  // One line per switch port that marked: gnuplot filters marking.csv by node and port.
+  if (series_.empty()) return;
+  // One line per switch port that marked, each a block of its own for gnuplot's `index`.
+  fs::path data = fs::path(dir_) / "marking.dat";
   fs::path gp = fs::path(dir_) / "marking.gp";
   {
+    std::ofstream d(data);
+    for (const auto& [key, points] : series_) {
+      d << "# " << key.first << " port " << key.second << "\n";
+      for (auto [t, rate] : points) d << t << " " << rate << "\n";
+      d << "\n\n";
+    }
     std::ofstream g(gp);
     g << "set terminal pngcairo size 1000,560 noenhanced\n"
       << "set output '" << (fs::path(dir_) / "marking.png").string() << "'\n"
-      << "set datafile separator ','\n"
       << "set title 'FECN marking rate per switch port (ibemu-ccmgr, from the CongestionLogs)'\n"
       << "set xlabel 'time of the CCA (s)'\nset ylabel 'marks per second'\n"
-      << "set key outside right\nset grid\n";
-    std::string csv = (fs::path(dir_) / "marking.csv").string();
-    g << "plot ";
-    bool first = true;
-    for (const auto& [key, marks] : total_marks_) {
-      if (!first) g << ", \\\n     ";
-      first = false;
-      g << "'" << csv << "' using 1:((strcol(2) eq '" << key.first << "' && $3 == " << key.second
-        << ") ? $5 : 1/0) with linespoints title '" << key.first << " port " << key.second << "'";
+      << "set key outside right\nset grid\nplot ";
+    int i = 0;
+    for (const auto& [key, points] : series_) {
+      if (i) g << ", \\\n     ";
+      g << "'" << data.string() << "' index " << i++ << " using 1:2 with lines title '" << key.first
+        << " port " << key.second << "'";
     }
     g << "\n";
   }

@@ -39,6 +39,7 @@ class CongestionRecord {
   uint64_t seq_ = 0;
   std::map<std::pair<std::string, int>, double> total_marks_;              // (switch, port)
   std::map<std::pair<std::string, int>, std::pair<double, double>> span_;  // first, last time
+  std::map<std::pair<std::string, int>, std::vector<std::pair<double, double>>> series_;
   std::map<std::string, uint64_t> events_by_node_;
 };
 

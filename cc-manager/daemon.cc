@@ -2,9 +2,11 @@
 
 #include <unistd.h>
 
-#include <utility>  // before Boost.Asio 1.74, whose awaitable.hpp uses std::exchange unincluded
-
+// Before Boost.Asio: 1.74's awaitable.hpp uses std::exchange without including <utility>.
+#include <utility>
+// clang-format off: the order above matters
 #include <boost/asio.hpp>
+// clang-format on
 #include <chrono>
 #include <cstdio>
 #include <ctime>

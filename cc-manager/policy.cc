@@ -305,7 +305,12 @@ CcPolicy LoadYamlPolicy(const std::string& path) {
       throw PolicyError(Where(path, g) + ": cct: give cc_cct or cct, not both");
     p.sent.cct = Generated(path, g);
   }
-  CheckCctiMin(path, p.sent);
+  // Point at the option if it is here, else at the file (a table made shorter).
+  auto ccti_min_at = [&](const YAML::Node& map) {
+    YAML::Node o = map["cc_ca_cong_setting_ccti_min"];
+    return o.IsDefined() ? Where(path, o) : path;
+  };
+  CheckCctiMin(ccti_min_at(root), p.sent);
   auto per_node = [&](const char* section, const std::set<std::string>& keys) {
     YAML::Node list = root[section];
     if (!list.IsDefined()) return;
@@ -319,7 +324,7 @@ CcPolicy LoadYamlPolicy(const std::string& path) {
       mad::CcSettings s = p.sent;
       Check(path, np + ".", own, s);
       for (const CcOption& o : own) Apply(o, &s);
-      CheckCctiMin(Where(path, it->second) + ": " + np, s);
+      CheckCctiMin(ccti_min_at(it->second) + ": " + np, s);
       auto& list_for = p.node_options[node];
       list_for.insert(list_for.end(), own.begin(), own.end());
     }

@@ -23,13 +23,6 @@ class CongestionAgent : public ::testing::Test {
   }
 };
 
-// The hex or decimal number after "Name:....." in an ibccquery dump, or -1.
-int64_t Field(const std::string& out, const std::string& name) {
-  std::smatch m;
-  if (!std::regex_search(out, m, std::regex(name + ":\\.+(0x[0-9a-f]+|[0-9]+)"))) return -1;
-  return std::stoll(m[1], nullptr, 0);
-}
-
 TEST_F(CongestionAgent, OpenSmProgramsEveryCcaAndIbccqueryReadsItBack) {
   UpFabric f(Src("configs/topologies/testbed.topo"), {"--sm", "external"});
   ASSERT_TRUE(f.ready());
@@ -62,19 +55,19 @@ TEST_F(CongestionAgent, OpenSmProgramsEveryCcaAndIbccqueryReadsItBack) {
     std::string l = std::to_string(lid);
     if (node[0] == 'S') {
       std::string ss = f.Exec("H1:1", "ibccquery SS " + l).out;
-      EXPECT_EQ(Field(ss, "Control_Map"), 0x1f) << node << "\n" << ss;
-      EXPECT_EQ(Field(ss, "Threshold"), 15) << node;
-      EXPECT_EQ(Field(ss, "Packet_Size"), 8) << node;
-      EXPECT_EQ(Field(ss, "Marking_Rate"), 1) << node;
+      EXPECT_EQ(DumpField(ss, "Control_Map"), 0x1f) << node << "\n" << ss;
+      EXPECT_EQ(DumpField(ss, "Threshold"), 15) << node;
+      EXPECT_EQ(DumpField(ss, "Packet_Size"), 8) << node;
+      EXPECT_EQ(DumpField(ss, "Marking_Rate"), 1) << node;
       continue;
     }
     std::string cs = f.Exec("H1:1", "ibccquery CS " + l).out;
-    EXPECT_EQ(Field(cs, "Port_Control"), 1) << node << "\n" << cs;
-    EXPECT_EQ(Field(cs, "Control_Map"), 1) << node;
-    EXPECT_EQ(Field(cs, "CCTI_Timer"), 150) << node;  // SL 0 comes first
-    EXPECT_EQ(Field(cs, "CCTI_Increase"), 1) << node;
+    EXPECT_EQ(DumpField(cs, "Port_Control"), 1) << node << "\n" << cs;
+    EXPECT_EQ(DumpField(cs, "Control_Map"), 1) << node;
+    EXPECT_EQ(DumpField(cs, "CCTI_Timer"), 150) << node;  // SL 0 comes first
+    EXPECT_EQ(DumpField(cs, "CCTI_Increase"), 1) << node;
     std::string ct = f.Exec("H1:1", "ibccquery CT " + l).out;
-    EXPECT_EQ(Field(ct, "CCTI_Limit"), 3) << node << "\n" << ct;
+    EXPECT_EQ(DumpField(ct, "CCTI_Limit"), 3) << node << "\n" << ct;
     EXPECT_NE(ct.find("Entry:...........................3\nCCT_Shift:.......................2\n"
                       "CCT_Multiplier:..................3"),
               std::string::npos)
@@ -96,13 +89,13 @@ TEST_F(CongestionAgent, ACcKeySetByIbccconfigShutsOutMadsWithoutIt) {
   CliResult keyed = f.Exec("H1:1", "ibccquery -c 0x42 SS 1");
   EXPECT_EQ(keyed.status, 0) << keyed.out;
   std::string ck = f.Exec("H1:1", "ibccquery -c 0x42 CK 1").out;
-  EXPECT_EQ(Field(ck, "CC_Key"), 0x42) << ck;
-  EXPECT_EQ(Field(ck, "CC_KeyProtectBit"), 1) << ck;
-  EXPECT_GE(Field(ck, "CC_KeyViolations"), 1) << ck;
+  EXPECT_EQ(DumpField(ck, "CC_Key"), 0x42) << ck;
+  EXPECT_EQ(DumpField(ck, "CC_KeyProtectBit"), 1) << ck;
+  EXPECT_GE(DumpField(ck, "CC_KeyViolations"), 1) << ck;
   // A Set with the key changes what the next Get reads.
   CliResult ss = f.Exec("H1:1", "ibccconfig -c 0x42 SS 1 0x4 0 0 7 4 0 0:0 0");
   ASSERT_EQ(ss.status, 0) << ss.out;
-  EXPECT_EQ(Field(f.Exec("H1:1", "ibccquery -c 0x42 SS 1").out, "Threshold"), 7);
+  EXPECT_EQ(DumpField(f.Exec("H1:1", "ibccquery -c 0x42 SS 1").out, "Threshold"), 7);
 }
 
 // Must-show 1's data-plane half: with the test bed's hot spot running under IB CC, S2 marks
@@ -116,7 +109,7 @@ TEST_F(CongestionAgent, AnIbccconfigThresholdSetStopsAndRestartsMarkingInARunnin
   ASSERT_GT(s2, 0);
   std::string lid = std::to_string(s2);
   auto marks = [&] {
-    return Field(f.Exec("H1:1", "ibccquery CongestionLog " + lid).out, "LogEventsCounter");
+    return DumpField(f.Exec("H1:1", "ibccquery CongestionLog " + lid).out, "LogEventsCounter");
   };
   // All five flows run from 80 ms of virtual time.
   ASSERT_TRUE(f.WaitForVirtualTime(0.090, 60));
@@ -127,7 +120,7 @@ TEST_F(CongestionAgent, AnIbccconfigThresholdSetStopsAndRestartsMarkingInARunnin
   // Threshold 0 (Control_Map bit 2: Threshold and Packet_Size).
   CliResult off = f.Exec("H1:1", "ibccconfig SS " + lid + " 0x4 0 0 0 8 0 0:0 1");
   ASSERT_EQ(off.status, 0) << off.out;
-  EXPECT_EQ(Field(f.Exec("H1:1", "ibccquery SS " + lid).out, "Threshold"), 0);
+  EXPECT_EQ(DumpField(f.Exec("H1:1", "ibccquery SS " + lid).out, "Threshold"), 0);
   int64_t c = marks();
   ASSERT_TRUE(f.WaitForVirtualTime(f.VirtualTime() + 0.010));
   EXPECT_EQ(marks(), c) << "S2 still marks with Threshold 0";

@@ -205,11 +205,11 @@ inline bool PortActive(const UpFabric& f, const std::string& via, const std::str
              .out.find("LinkState:.......................Active") != std::string::npos;
 }
 
-// The number after "Name:....." in a tool's dump, or -1.
+// The number, decimal or 0x hex, after "Name:....." in a tool's dump, or -1.
 inline int64_t DumpField(const std::string& out, const std::string& name) {
   std::smatch m;
-  if (!std::regex_search(out, m, std::regex(name + ":\\.+([0-9]+)"))) return -1;
-  return std::stoll(m[1]);
+  if (!std::regex_search(out, m, std::regex(name + ":\\.+(0x[0-9a-fA-F]+|[0-9]+)"))) return -1;
+  return std::stoll(m[1], nullptr, 0);
 }
 
 }  // namespace ibemu::testing
