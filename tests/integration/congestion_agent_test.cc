@@ -131,5 +131,48 @@ TEST_F(CongestionAgent, AnIbccconfigThresholdSetStopsAndRestartsMarkingInARunnin
   EXPECT_GT(marks(), d) << "S2 does not mark again with Threshold 15";
 }
 
+// Must-show 6 through the Debian tool: CC MADs the CCA must refuse get the spec's status (0x1C,
+// an invalid attribute value; 0x0C, an attribute this node does not have), change nothing it
+// holds, and disturb nothing running: the hot spot's marking goes on. ibccconfig itself refuses
+// a block whose entry count does not end at CCTI_Limit (CCTI_Limit + 1 = 64 * index + entries)
+// before sending, so the blocks sent here pass the tool and not the CCA: a block past the two
+// the table has, and a CCTI_Limit past its 128 entries.
+TEST_F(CongestionAgent, BadCcMadsFromIbccconfigGetTheSpecsStatusAndChangeNothing) {
+  UpFabric f(Src("configs/scenarios/testbed-scenario1-cc-on.yaml"), {"--pace", "0.05"});
+  ASSERT_TRUE(f.ready());
+  int64_t s2 = DumpField(f.Exec("H4:1", "smpquery -D portinfo 0,1 0").out, "Lid");
+  int64_t h5 = DumpField(f.Exec("H5:1", "smpquery -D portinfo 0").out, "Lid");
+  ASSERT_GT(s2, 0);
+  ASSERT_GT(h5, 0);
+  const std::string ca = std::to_string(h5);
+  std::string entries;
+  for (int i = 0; i < 64; ++i) entries += " 0:1";
+  auto refused = [&](const std::string& args, const std::string& status) {
+    CliResult r = f.Exec("H1:1", "ibccconfig -e " + args);
+    EXPECT_NE(r.status, 0) << args << "\n" << r.out;
+    EXPECT_NE(r.out.find("MAD completed with error status " + status), std::string::npos)
+        << args << "\n"
+        << r.out;
+  };
+  refused("CT " + ca + " 255 3" + entries, "0x1c");      // block 3: the table has two
+  refused("CT " + ca + " 130 2 0:1 0:1 0:1", "0x1c");    // CCTI_Limit 130: past entry 127
+  refused("CS " + ca + " 0 1 150 1 0 200", "0x1c");      // CCTI_Min 200 beyond CCTI_Limit 127
+  refused("SS " + ca + " 0x4 0 0 15 8 0 0:0 1", "0xc");  // a CA has no switch setting
+  std::string ct = f.Exec("H1:1", "ibccquery CT " + ca).out;
+  EXPECT_EQ(DumpField(ct, "CCTI_Limit"), 127) << ct;
+  std::string cs = f.Exec("H1:1", "ibccquery CS " + ca).out;
+  EXPECT_EQ(DumpField(cs, "CCTI_Timer"), 150) << cs;
+  EXPECT_EQ(DumpField(cs, "CCTI_Min"), 0) << cs;
+  // The fabric runs on, and S2 marks the hot spot as before.
+  auto marks = [&] {
+    return DumpField(f.Exec("H1:1", "ibccquery CongestionLog " + std::to_string(s2)).out,
+                     "LogEventsCounter");
+  };
+  ASSERT_TRUE(f.WaitForVirtualTime(0.090, 60));
+  int64_t a = marks();
+  ASSERT_TRUE(f.WaitForVirtualTime(f.VirtualTime() + 0.005));
+  EXPECT_NE(marks(), a) << "S2 stopped marking";
+}
+
 }  // namespace
 }  // namespace ibemu::testing
