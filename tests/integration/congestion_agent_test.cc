@@ -135,8 +135,8 @@ TEST_F(CongestionAgent, AnIbccconfigThresholdSetStopsAndRestartsMarkingInARunnin
 // an invalid attribute value; 0x0C, an attribute this node does not have), change nothing it
 // holds, and disturb nothing running: the hot spot's marking goes on. ibccconfig itself refuses
 // a block whose entry count does not end at CCTI_Limit (CCTI_Limit + 1 = 64 * index + entries)
-// before sending, so the blocks sent here pass the tool and not the CCA: a block past the two
-// the table has, and a CCTI_Limit past its 128 entries.
+// before sending, so it cannot send a CCTI_Limit past 127 in the table's two blocks (the unit
+// tests do, Cca.*); the blocks sent here pass the tool and not the CCA: blocks past the two.
 TEST_F(CongestionAgent, BadCcMadsFromIbccconfigGetTheSpecsStatusAndChangeNothing) {
   UpFabric f(Src("configs/scenarios/testbed-scenario1-cc-on.yaml"), {"--pace", "0.05"});
   ASSERT_TRUE(f.ready());
@@ -155,7 +155,7 @@ TEST_F(CongestionAgent, BadCcMadsFromIbccconfigGetTheSpecsStatusAndChangeNothing
         << r.out;
   };
   refused("CT " + ca + " 255 3" + entries, "0x1c");      // block 3: the table has two
-  refused("CT " + ca + " 130 2 0:1 0:1 0:1", "0x1c");    // CCTI_Limit 130: past entry 127
+  refused("CT " + ca + " 130 2 0:1 0:1 0:1", "0x1c");    // block 2, CCTI_Limit 130: past both
   refused("CS " + ca + " 0 1 150 1 0 200", "0x1c");      // CCTI_Min 200 beyond CCTI_Limit 127
   refused("SS " + ca + " 0x4 0 0 15 8 0 0:0 1", "0xc");  // a CA has no switch setting
   std::string ct = f.Exec("H1:1", "ibccquery CT " + ca).out;
