@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "common/mad/gs_attributes.h"
+#include "common/mad/mad_header.h"
 #include "common/mad/smp_attributes.h"
 #include "fabricmgr/discovery.h"
 
@@ -53,6 +54,8 @@ const char* AttrName(uint16_t a) {
       return "CongestionControlTable";
     case attr::kCongestionLog:
       return "CongestionLog";
+    case attr::kClassPortInfo:
+      return "ClassPortInfo";
     default:
       return "attribute";
   }
@@ -94,6 +97,13 @@ bool CcManager::Sweep() {
   }
   ++sweeps_;
   lft_.clear();
+  if (s.sm_node >= 0) {
+    uint16_t own =
+        s.nodes[static_cast<size_t>(s.sm_node)].ports[static_cast<size_t>(s.sm_port)].lid();
+    if (own != own_lid_ && own_lid_ != 0)
+      for (auto& [key, c] : ccas_) c.state = c.state == "gone" ? c.state : "pending";
+    own_lid_ = own;
+  }
   std::set<std::pair<uint64_t, int>> seen;
   auto found = [&](const fabricmgr::NodeRecord& n, int port) {
     const fabricmgr::PortRecord& pr = n.ports[static_cast<size_t>(port)];
@@ -158,6 +168,16 @@ bool CcManager::Program(Cca& c) {
     mad::Set(CcData(q.mad), kCcKeyViolations, c.key_violations);
     sets.push_back(q);
   }
+  if (own_lid_ != 0) {
+    // The CCA's traps (Bad CC_Key) come to this port, QP1.
+    MadRequest q = Cc(c, method::kSet, attr::kClassPortInfo, 0);
+    using namespace mad::class_port_info;
+    mad::Set(CcData(q.mad), kTrapLid, own_lid_);
+    mad::Set(CcData(q.mad), kTrapQp, 1);
+    mad::Set(CcData(q.mad), kTrapQKey, mad::kQp1QKey);
+    mad::Set(CcData(q.mad), kTrapPKey, 0xFFFF);
+    sets.push_back(q);
+  }
   if (c.is_switch) {
     MadRequest q = Cc(c, method::kSet, attr::kSwitchCongestionSetting, 0);
     mad::EncodeSwitchSetting(target.sw, CcData(q.mad));
@@ -217,6 +237,10 @@ bool CcManager::Program(Cca& c) {
         break;
       case attr::kSwitchCongestionSetting:
         same = mad::DecodeSwitchSetting(got).SameAs(target.sw, target.sw.control_map);
+        break;
+      case attr::kClassPortInfo:
+        same = mad::Get(got, mad::class_port_info::kTrapLid) == own_lid_ &&
+               mad::Get(got, mad::class_port_info::kTrapQp) == 1;
         break;
       case attr::kCaCongestionSetting:
         same = mad::DecodeCaSetting(got).SameAs(target.ca, target.ca.control_map);
@@ -333,6 +357,49 @@ void CcManager::PollLogs() {
   }
 }
 
+void CcManager::OnUnsolicited(const fabricmgr::ReceivedMad& r) {
+  mad::MadBuffer m = r.mad;
+  mad::MadView v{m.data()};
+  char line[256];
+  if (v.mgmt_class() != mad::mgmt_class::kCongestion || v.method() != method::kTrap ||
+      v.attr_id() != attr::kNotice) {
+    std::snprintf(line, sizeof line,
+                  "unsolicited MAD from LID %u: class 0x%02x method 0x%02x "
+                  "attribute 0x%04x, ignored",
+                  r.slid, v.mgmt_class(), v.method(), v.attr_id());
+    log_(line);
+    return;
+  }
+  // Repress it, as the trap's receiver does: the same MAD back, method TrapRepress.
+  v.set_method(method::kTrapRepress);
+  v.set_status(0);
+  client_.port().Send(m, r.slid, 0, 0);
+  const uint8_t* n = CcData(m);
+  uint16_t issuer = static_cast<uint16_t>(mad::Get(n, mad::notice::kIssuerLid));
+  uint16_t trap = static_cast<uint16_t>(mad::Get(n, mad::notice::kTrapNumber));
+  std::string who = "LID " + std::to_string(issuer);
+  for (auto& [key, c] : ccas_)
+    if (c.lid == issuer && c.state != "gone") {
+      who = c.name + (c.is_switch ? "" : " port " + std::to_string(c.port));
+      ++c.traps;
+    }
+  ++traps_;
+  if (trap != mad::cc_notice::kTrapBadCcKey) {
+    log_("trap " + std::to_string(trap) + " from " + who);
+    return;
+  }
+  std::snprintf(line, sizeof line,
+                "Bad CC_Key trap from %s: LID %u QP %u tried method 0x%02x on attribute 0x%04x "
+                "(modifier %u) with CC_Key 0x%llx",
+                who.c_str(), static_cast<unsigned>(mad::Get(n, mad::cc_notice::kSlid)),
+                static_cast<unsigned>(mad::Get(n, mad::cc_notice::kQp)),
+                static_cast<unsigned>(mad::Get(n, mad::cc_notice::kMethod)),
+                static_cast<unsigned>(mad::Get(n, mad::cc_notice::kAttrId)),
+                static_cast<unsigned>(mad::Get(n, mad::cc_notice::kAttrMod)),
+                static_cast<unsigned long long>(mad::Get(n, mad::cc_notice::kCcKey)));
+  log_(line);
+}
+
 std::vector<Cca*> CcManager::Match(const std::string& node, int port, std::string* error) {
   std::vector<Cca*> out;
   for (auto& [key, c] : ccas_) {
@@ -363,6 +430,7 @@ NodeState CcManager::Describe(const Cca& c) const {
   s.set_programmed(c.programmed);
   s.set_events(c.events);
   s.set_cc_key_violations(c.key_violations);
+  s.set_traps(c.traps);
   return s;
 }
 
@@ -377,6 +445,7 @@ bool CcManager::ReadBack(const Cca& c, NodeState* s, std::string* error) {
     q.push_back(Cc(c, method::kGet, attr::kCongestionControlTable, 0));
     q.push_back(Cc(c, method::kGet, attr::kCongestionControlTable, 1));
   }
+  q.push_back(Cc(c, method::kGet, attr::kClassPortInfo, 0));
   std::vector<MadReply> r = Run(q);
   for (size_t i = 0; i < r.size(); ++i)
     if (std::string p = Problem(q[i], r[i]); !p.empty()) {
@@ -384,6 +453,9 @@ bool CcManager::ReadBack(const Cca& c, NodeState* s, std::string* error) {
       return false;
     }
   s->set_read_back(true);
+  s->set_trap_lid(
+      static_cast<uint32_t>(mad::Get(CcData(r.back().mad), mad::class_port_info::kTrapLid)));
+  r.pop_back();
   {
     using namespace mad::congestion_key_info;
     const uint8_t* d = CcData(r[0].mad);
@@ -459,6 +531,7 @@ Status CcManager::MakeStatus() const {
   s.set_sweeps(sweeps_);
   s.set_events(record_.last_seq());
   s.set_events_counted(counted);
+  s.set_traps(traps_);
   s.set_key_violations(key_violations_);
   s.set_export_dir(record_.dir());
   return s;

@@ -37,6 +37,7 @@ struct Cca {
   uint64_t programmed = 0;
   uint64_t events = 0;
   uint16_t key_violations = 0;
+  uint64_t traps = 0;  // Bad CC_Key traps received from it
   // The last CongestionLog read: its counter and time, to count what was missed in between.
   bool have_log = false;
   uint16_t log_counter = 0;
@@ -55,6 +56,8 @@ class CcManager {
   // One Get of every CCA's CongestionLog.
   void PollLogs();
   Reply Handle(const Request& q);
+  // A MAD that is no answer to the manager's: a CCA's Bad CC_Key trap is repressed and logged.
+  void OnUnsolicited(const fabricmgr::ReceivedMad& m);
   Status MakeStatus() const;
   const CcPolicy& policy() const { return policy_; }
   const std::map<std::pair<uint64_t, int>, Cca>& ccas() const { return ccas_; }
@@ -83,6 +86,8 @@ class CcManager {
   std::map<uint64_t, std::map<int, std::array<uint8_t, 64>>> lft_;
   uint64_t sweeps_ = 0;
   uint64_t key_violations_ = 0;
+  uint64_t traps_ = 0;
+  uint16_t own_lid_ = 0;  // where the CCAs send their traps (the manager's port, from discovery)
 };
 
 }  // namespace ibemu::ccmgr

@@ -67,9 +67,10 @@ std::string FormatNode(const NodeState& n) {
   out += line;
   if (!n.read_back()) return out;
   std::snprintf(line, sizeof line,
-                "  CongestionKeyInfo: CC_Key 0x%016llx protect %d lease %u s violations %u\n",
+                "  CongestionKeyInfo: CC_Key 0x%016llx protect %d lease %u s violations %u; "
+                "traps to LID %u\n",
                 static_cast<unsigned long long>(n.cc_key()), n.cc_key_protect() ? 1 : 0,
-                n.cc_key_lease_period(), n.cc_key_violations());
+                n.cc_key_lease_period(), n.cc_key_violations(), n.trap_lid());
   out += line;
   if (n.is_switch()) {
     std::snprintf(line, sizeof line,
@@ -129,13 +130,14 @@ std::string FormatStatus(const Status& s) {
   std::snprintf(line, sizeof line,
                 "policy %s\n%u CCAs: %u verified, %u failed\n%llu sweeps, %llu MADs sent\n"
                 "%llu congestion events counted, %llu read from the logs\n"
-                "%llu CC_Key violations\nexport %s\n",
+                "%llu CC_Key violations, %llu Bad CC_Key traps\nexport %s\n",
                 s.policy().c_str(), s.ccas(), s.verified(), s.failed(),
                 static_cast<unsigned long long>(s.sweeps()),
                 static_cast<unsigned long long>(s.mads_sent()),
                 static_cast<unsigned long long>(s.events_counted()),
                 static_cast<unsigned long long>(s.events()),
                 static_cast<unsigned long long>(s.key_violations()),
+                static_cast<unsigned long long>(s.traps()),
                 s.export_dir().empty() ? "(none)" : s.export_dir().c_str());
   return line;
 }

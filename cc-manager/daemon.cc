@@ -82,17 +82,15 @@ int RunDaemon(const DaemonOptions& o) {
   }
   try {
     fabricmgr::MadPort port(o.port_guid, CcManagerAgents());
-    fabricmgr::SmpClient client(port, [](const fabricmgr::ReceivedMad& m) {
-      mad::MadView v{const_cast<uint8_t*>(m.mad.data())};
-      char line[96];
-      std::snprintf(line, sizeof line, "unsolicited MAD from LID %u: class 0x%02x attribute 0x%04x",
-                    m.slid, v.mgmt_class(), v.attr_id());
-      Log(line);
+    CcManager* manager_ptr = nullptr;  // the client comes first; traps go to the manager
+    fabricmgr::SmpClient client(port, [&](const fabricmgr::ReceivedMad& m) {
+      if (manager_ptr) manager_ptr->OnUnsolicited(m);
     });
     client.timeout_ms = o.timeout_ms;
     client.retries = o.retries;
     CongestionRecord record(o.export_dir);
     CcManager manager(client, policy, record, Log);
+    manager_ptr = &manager;
     Log("on " + port.ca_name() + " port " + std::to_string(port.port_num()) + ", policy " +
         (policy.file.empty() ? "(defaults)" : policy.file) + ", control " + endpoint +
         (o.export_dir.empty() ? "" : ", export " + o.export_dir));

@@ -123,7 +123,8 @@ class MadClient {
   void Poll(int timeout_ms);
 
   uint64_t mads_sent() const { return sent_; }
-  int timeout_ms = 200;  // per try, as OpenSM's transaction_timeout
+  MadPort& port() { return port_; }  // for what is sent without an answer (a TrapRepress)
+  int timeout_ms = 200;              // per try, as OpenSM's transaction_timeout
   int retries = 3;
   int window = 64;
 

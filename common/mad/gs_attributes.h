@@ -240,6 +240,20 @@ inline constexpr Field kCctShift{"CCT_Shift", 0, 0, 2};
 inline constexpr Field kCctMultiplier{"CCT_Multiplier", 0, 2, 14};
 }  // namespace congestion_control_table
 
+// The Notice of the Congestion Control class's one trap, Bad CC_Key (in the MgtData, MAD byte
+// 64): the Notice header of smp_attributes.h's `notice`, then these DataDetails (IBA A10, as the
+// 2008 draft tabulates them: the offending MAD's requester, method, attribute and key).
+namespace cc_notice {
+inline constexpr Field kSlid{"SLID", 10, 0, 16};
+inline constexpr Field kMethod{"Method", 12, 0, 8, Format::kHex};
+inline constexpr Field kAttrId{"AttributeID", 14, 0, 16, Format::kHex};
+inline constexpr Field kAttrMod{"AttributeModifier", 18, 0, 32, Format::kHex};
+inline constexpr Field kQp{"QP", 23, 0, 24};
+inline constexpr Field kCcKey{"CC_Key", 26, 0, 64, Format::kHex};
+inline constexpr Field kSgid{"SGID", 34, 0, 128, Format::kBytes};
+constexpr uint16_t kTrapBadCcKey = 0;
+}  // namespace cc_notice
+
 namespace timestamp {
 inline constexpr Field kTimestamp{"Timestamp", 0, 0, 32};
 }  // namespace timestamp

@@ -253,7 +253,8 @@ inline constexpr Field kData144Lid{"NoticeDataTrap144LID", 12, 0, 16};
 inline constexpr Field kData144CapMask{"NoticeDataTrap144CapMask", 16, 0, 32, Format::kHex};
 inline constexpr const Field* kAll[] = {&kIsGeneric, &kType,   &kProducerType, &kTrapNumber,
                                         &kIssuerLid, &kToggle, &kCount,        &kDataDetails};
-constexpr uint8_t kTypeUrgent = 1;  // trap 128/144 are "urgent" (type 1)
+constexpr uint8_t kTypeUrgent = 1;    // trap 128/144 are "urgent" (type 1)
+constexpr uint8_t kTypeSecurity = 2;  // key violations
 constexpr uint16_t kTrapLinkStateChange = 128;
 constexpr uint16_t kTrapCapabilityMaskChange = 144;
 }  // namespace notice

@@ -511,16 +511,17 @@ void Hca::RunGsAgents(int p, Packet* pkt, const mgmt::MadAddress& from) {
   if (m.mgmt_class() == mad::mgmt_class::kPerf)
     v = mgmt::HandlePerf(*this, p, m);
   else if (m.mgmt_class() == mad::mgmt_class::kCongestion)
-    v = mgmt::HandleCongestion(*this, p, m);
+    v = mgmt::HandleCongestion(*this, p, m, from);
   if (v == mgmt::AgentVerdict::kDrop) {
     FreePacket(pkt);
     return;
   }
-  if (v != mgmt::AgentVerdict::kRespond) {
+  if (v != mgmt::AgentVerdict::kRespond && v != mgmt::AgentVerdict::kTrap) {
     DeliverToClient(p, pkt);
     return;
   }
-  mgmt::MadAddress r = mgmt::GsResponseAddress(from, lid(p));
+  mgmt::MadAddress r = v == mgmt::AgentVerdict::kTrap ? mgmt::TrapAddress(cc_state(p).trap, lid(p))
+                                                      : mgmt::GsResponseAddress(from, lid(p));
   mgmt::BuildMadPacket(pkt, r);
   if (port_mgmt_[p].OwnsLid(r.dlid)) {
     DeliverToClient(p, pkt);

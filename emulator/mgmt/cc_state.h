@@ -64,6 +64,16 @@ struct CongestionLog {
   }
 };
 
+// Where the CCA sends its trap (Bad CC_Key): the Trap fields of the class's ClassPortInfo, as a
+// manager Sets them. TrapLID 0: no trap is sent.
+struct CcTrapTarget {
+  uint16_t lid = 0;
+  uint32_t qp = 0;
+  uint32_t qkey = 0;
+  uint8_t sl = 0;
+  uint16_t pkey = 0xFFFF;
+};
+
 struct CcState {
   // The CA's table: 128 entries (two 64-entry blocks), as many as OpenSM's cc_cct takes.
   static constexpr int kCctBlocks = 2;
@@ -74,6 +84,8 @@ struct CcState {
   uint16_t ccti_limit = 0;
   std::array<uint16_t, 64 * kCctBlocks> cct{};  // shift:multiplier entries
   CongestionLog log;
+  CcTrapTarget trap;
+  uint32_t traps_sent = 0;  // also the TIDs of the traps
 };
 
 }  // namespace ibemu::mgmt

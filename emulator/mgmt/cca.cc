@@ -5,6 +5,7 @@
 
 #include "common/mad/cc_settings.h"
 #include "common/mad/gs_attributes.h"
+#include "common/mad/smp_attributes.h"
 
 namespace ibemu::mgmt {
 namespace {
@@ -73,13 +74,72 @@ bool ApplyCctBlock(CcState& cc, int block, const uint8_t* data) {
   return true;
 }
 
+// A refused MAD becomes the Bad CC_Key trap, in place: a Notice (type Security, trap 0) whose
+// details name the requester, what it tried and the key it gave. Without a TrapLID it is dropped.
+AgentVerdict BadCcKeyTrap(ManagedDevice& d, int in, CcState& cc, MadView m,
+                          const MadAddress& from) {
+  if (cc.trap.lid == 0) return AgentVerdict::kDrop;
+  uint8_t tried = m.method();
+  uint16_t attr_id = m.attr_id();
+  uint32_t attr_mod = m.attr_mod();
+  uint64_t key = Get(m.b, hdr::kCcKey);
+  std::memset(m.b, 0, kMadBytes);
+  Set(m.b, hdr::kBaseVersion, 1);
+  Set(m.b, hdr::kMgmtClass, mgmt_class::kCongestion);
+  Set(m.b, hdr::kClassVersion, 2);
+  Set(m.b, hdr::kMethod, method::kTrap);
+  Set(m.b, hdr::kTid, ++cc.traps_sent);
+  Set(m.b, hdr::kAttrId, attr::kNotice);
+  Set(m.b, hdr::kCcKey, cc.key.key);
+  uint8_t* n = m.gs_data();
+  uint16_t own = d.port_mgmt(d.is_switch() ? 0 : in).lid;
+  Set(n, notice::kIsGeneric, 1);
+  Set(n, notice::kType, notice::kTypeSecurity);
+  Set(n, notice::kProducerType, d.is_switch() ? node_info::kTypeSwitch : node_info::kTypeCa);
+  Set(n, notice::kTrapNumber, cc_notice::kTrapBadCcKey);
+  Set(n, notice::kIssuerLid, own);
+  Set(n, cc_notice::kSlid, from.slid);
+  Set(n, cc_notice::kMethod, tried);
+  Set(n, cc_notice::kAttrId, attr_id);
+  Set(n, cc_notice::kAttrMod, attr_mod);
+  Set(n, cc_notice::kQp, from.src_qp);
+  Set(n, cc_notice::kCcKey, key);
+  return AgentVerdict::kTrap;
+}
+
+void FillClassPortInfo(const CcTrapTarget& t, uint8_t* data) {
+  using namespace class_port_info;
+  std::memset(data, 0, kGsDataBytes);
+  Set(data, kBaseVersion, 1);
+  Set(data, kClassVersion, 2);
+  Set(data, kRespTimeValue, 0x10);
+  Set(data, kTrapSl, t.sl);
+  Set(data, kTrapLid, t.lid);
+  Set(data, kTrapPKey, t.pkey);
+  Set(data, kTrapHl, 0xFF);
+  Set(data, kTrapQp, t.qp);
+  Set(data, kTrapQKey, t.qkey);
+}
+
 }  // namespace
 
-AgentVerdict HandleCongestion(ManagedDevice& d, int in, MadView m) {
+MadAddress TrapAddress(const CcTrapTarget& t, uint16_t own_lid) {
+  MadAddress a;
+  a.slid = own_lid;
+  a.dlid = t.lid;
+  a.sl = t.sl;
+  a.src_qp = 1;
+  a.dest_qp = t.qp;
+  a.qkey = t.qkey;
+  a.pkey = t.pkey;
+  return a;
+}
+
+AgentVerdict HandleCongestion(ManagedDevice& d, int in, MadView m, const MadAddress& from) {
   if (auto v = CheckRequest(m, 2)) return *v;
   CcState& cc = d.cc_state(in);
   KeyCheck key = CheckCcKey(cc.key, m, d.mgmt_now_ps());
-  if (key == KeyCheck::kRefuse) return AgentVerdict::kDrop;
+  if (key == KeyCheck::kRefuse) return BadCcKeyTrap(d, in, cc, m, from);
   bool set = m.method() == method::kSet;
   bool sw = d.is_switch();
   uint32_t mod = m.attr_mod();
@@ -90,11 +150,16 @@ AgentVerdict HandleCongestion(ManagedDevice& d, int in, MadView m) {
   };
   switch (m.attr_id()) {
     case attr::kClassPortInfo:
-      if (set) return bad(status::kBadMethodAttr);
-      std::memset(data, 0, kGsDataBytes);
-      Set(data, class_port_info::kBaseVersion, 1);
-      Set(data, class_port_info::kClassVersion, 2);
-      Set(data, class_port_info::kRespTimeValue, 0x10);
+      // A manager sets where traps go; the rest of ClassPortInfo is the agent's to say.
+      if (set) {
+        using namespace class_port_info;
+        cc.trap.sl = static_cast<uint8_t>(Get(data, kTrapSl));
+        cc.trap.lid = static_cast<uint16_t>(Get(data, kTrapLid));
+        cc.trap.pkey = static_cast<uint16_t>(Get(data, kTrapPKey));
+        cc.trap.qp = static_cast<uint32_t>(Get(data, kTrapQp));
+        cc.trap.qkey = static_cast<uint32_t>(Get(data, kTrapQKey));
+      }
+      FillClassPortInfo(cc.trap, data);
       break;
     case attr::kCongestionInfo:
       if (set) return bad(status::kBadMethodAttr);
@@ -107,7 +172,9 @@ AgentVerdict HandleCongestion(ManagedDevice& d, int in, MadView m) {
         cc.key.key = Get(data, kCcKey);
         cc.key.protect = Get(data, kCcKeyProtectBit) != 0;
         cc.key.lease_period = static_cast<uint16_t>(Get(data, kCcKeyLeasePeriod));
-        cc.key.violations = static_cast<uint16_t>(Get(data, kCcKeyViolations));
+        // Writing 0 clears the count; any other value leaves it (A10.4.3.2, as ibccconfig
+        // reads the spec), so a manager that rewrites the key loses no violations.
+        if (Get(data, kCcKeyViolations) == 0) cc.key.violations = 0;
       }
       std::memset(data, 0, kGsDataBytes);
       Set(data, kCcKey, key == KeyCheck::kPassHidden ? 0 : cc.key.key);

@@ -3,12 +3,16 @@
 // packet, because the data plane reads them from the same CcState.
 #pragma once
 #include "common/mad/mad_header.h"
+#include "emulator/mgmt/mad_packet.h"
 #include "emulator/mgmt/managed_device.h"
 #include "emulator/mgmt/sma.h"
 
 namespace ibemu::mgmt {
 
-// `in` is the port the MAD arrived on (the CA port whose CCA answers; any port of a switch).
-AgentVerdict HandleCongestion(ManagedDevice& d, int in, mad::MadView m);
+// `in` is the port the MAD arrived on (the CA port whose CCA answers; any port of a switch),
+// `from` the requester. A MAD refused for its CC_Key becomes the Bad CC_Key trap (kTrap) when a
+// manager has set the class's TrapLID; TrapAddress gives where it goes.
+AgentVerdict HandleCongestion(ManagedDevice& d, int in, mad::MadView m, const MadAddress& from);
+MadAddress TrapAddress(const CcTrapTarget& t, uint16_t own_lid);
 
 }  // namespace ibemu::mgmt

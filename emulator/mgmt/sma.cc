@@ -323,7 +323,9 @@ void MakeResponse(MadView m, uint16_t st) {
 
 std::optional<AgentVerdict> CheckRequest(MadView m, uint8_t class_version) {
   uint8_t meth = m.method();
-  if (m.is_response() || meth == method::kTrapRepress) return AgentVerdict::kNotMine;
+  // Traps and their represses are for a manager on this port, not for the agent.
+  if (m.is_response() || meth == method::kTrapRepress || meth == method::kTrap)
+    return AgentVerdict::kNotMine;
   if (m.base_version() != 1 || m.class_version() != class_version) {
     MakeResponse(m, status::kBadVersion);
     return AgentVerdict::kRespond;

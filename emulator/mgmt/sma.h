@@ -13,6 +13,7 @@ enum class AgentVerdict {
   kRespond,  // the MAD now holds the response
   kDrop,     // silently discarded (M_Key violation, a response or repress, malformed)
   kNotMine,  // not for the agent (SMInfo, traps): an SM on this port may take it
+  kTrap,     // the MAD now holds a trap (Notice) for the address the agent keeps (a CCA's)
 };
 
 // `in` is the port the SMP arrived on (0 on a switch for its management port).

@@ -454,7 +454,11 @@ void Switch::OnManagementPacket(int in, Packet* pkt) {
   if (a.dest_qp == 1 && m.mgmt_class() == mad::mgmt_class::kPerf)
     v = mgmt::HandlePerf(*this, in, m);
   else if (a.dest_qp == 1 && m.mgmt_class() == mad::mgmt_class::kCongestion)
-    v = mgmt::HandleCongestion(*this, in, m);
+    v = mgmt::HandleCongestion(*this, in, m, a);
+  if (v == mgmt::AgentVerdict::kTrap) {
+    mgmt::BuildMadPacket(pkt, mgmt::TrapAddress(cc_state(0).trap, lid()));
+    return SendFromPort0(pkt);
+  }
   if (v != mgmt::AgentVerdict::kRespond) {
     FreePacket(pkt);
     return;

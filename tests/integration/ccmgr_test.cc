@@ -113,6 +113,18 @@ TEST_F(Ccmgr, ProgramsFromItsPolicyChangesLiveRefusesAWrongKeyAndExportsTheMarki
   EXPECT_GE(j["nodes"][0]["cc_key_violations"].get<int>(), 1) << show.out;
   EXPECT_EQ(j["nodes"][0]["threshold"].get<int>(), 15) << show.out;
   EXPECT_TRUE(WaitForLine(mgr_.log, "CC_Key violations at S2", 10)) << mgr_.Log();
+  // ... and S2 trapped it to the manager, which set its TrapLID: who tried what with which key.
+  EXPECT_TRUE(WaitForLine(
+      mgr_.log,
+      "Bad CC_Key trap from S2: LID " +
+          std::to_string(DumpField(f.Exec("H3:1", "smpquery -D portinfo 0").out, "Lid")) +
+          " QP 1 tried method 0x02 on attribute 0x0014 (modifier 0) with "
+          "CC_Key 0x1",
+      10))
+      << mgr_.Log();
+  nlohmann::json st = nlohmann::json::parse(Cli(f, "status --json").out);
+  EXPECT_GE(std::stoll(st.value("traps", "0")), 1) << st.dump();  // protobuf's JSON: uint64 as text
+  EXPECT_GE(std::stoll(st.value("key_violations", "0")), 1) << st.dump();
 
   // A bad policy applied live is refused, naming file, line and key; nothing changes.
   CliResult refused = Cli(f, "apply " + Src("tests/data/ccmgr/out_of_range.yaml"));

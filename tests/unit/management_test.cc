@@ -714,6 +714,48 @@ TEST_F(Cca, TimestampLogAndClassPortInfo) {
   EXPECT_EQ(Get(r->data() + kGsDataOffset, class_port_info::kClassVersion), 2u);
 }
 
+// With a TrapLID set through the class's ClassPortInfo, a MAD refused for its CC_Key comes back
+// as the Bad CC_Key trap (a Notice: Security, trap 0, the requester, method, attribute and the
+// key it gave) to that LID's QP1; the setting stays and the violation is counted.
+TEST_F(Cca, AWrongCcKeyBecomesABadCcKeyTrapToTheTrapLid) {
+  uint16_t h1 = Dev("H1").port_mgmt(1).lid;
+  MadBuffer cpi = CcMad(method::kSet, attr::kClassPortInfo, 0);
+  Set(cpi.data() + kGsDataOffset, class_port_info::kTrapLid, h1);
+  Set(cpi.data() + kGsDataOffset, class_port_info::kTrapQp, 1);
+  Set(cpi.data() + kGsDataOffset, class_port_info::kTrapQKey, kQp1QKey);
+  auto r = Ask(s1_, cpi);
+  ASSERT_EQ(Status(r), 0u);
+  EXPECT_EQ(Get(r->data() + kGsDataOffset, class_port_info::kTrapLid), h1);
+  MadBuffer key = CcMad(method::kSet, attr::kCongestionKeyInfo, 0);
+  Set(key.data() + kGsDataOffset, congestion_key_info::kCcKey, 0x42);
+  Set(key.data() + kGsDataOffset, congestion_key_info::kCcKeyProtectBit, 1);
+  ASSERT_EQ(Status(Ask(s1_, key)), 0u);
+
+  MadBuffer bad = CcMad(method::kSet, attr::kSwitchCongestionSetting, 0, 0x7);
+  Set(bad.data() + kGsDataOffset, switch_congestion_setting::kControlMap, 4);
+  Set(bad.data() + kGsDataOffset, switch_congestion_setting::kThreshold, 9);
+  r = Ask(s1_, bad);
+  ASSERT_TRUE(r.has_value()) << "no trap came";
+  const uint8_t* t = r->data();
+  EXPECT_EQ(t[1], mgmt_class::kCongestion);
+  EXPECT_EQ(t[3], method::kTrap);
+  EXPECT_EQ(Get(t, hdr::kAttrId), attr::kNotice);
+  EXPECT_EQ(Get(t, hdr::kCcKey), 0x42u);  // the CCA's own key, which its manager knows
+  const uint8_t* n = t + kGsDataOffset;
+  EXPECT_EQ(Get(n, notice::kIsGeneric), 1u);
+  EXPECT_EQ(Get(n, notice::kType), notice::kTypeSecurity);
+  EXPECT_EQ(Get(n, notice::kProducerType), node_info::kTypeSwitch);
+  EXPECT_EQ(Get(n, notice::kTrapNumber), cc_notice::kTrapBadCcKey);
+  EXPECT_EQ(Get(n, notice::kIssuerLid), s1_);
+  EXPECT_EQ(Get(n, cc_notice::kSlid), h1);
+  EXPECT_EQ(Get(n, cc_notice::kMethod), method::kSet);
+  EXPECT_EQ(Get(n, cc_notice::kAttrId), attr::kSwitchCongestionSetting);
+  EXPECT_EQ(Get(n, cc_notice::kQp), 1u);  // the test sends from H1's QP1
+  EXPECT_EQ(Get(n, cc_notice::kCcKey), 0x7u);
+  EXPECT_EQ(Dev("S1").cc_state(0).sw.threshold, 0) << "a refused Set changed the setting";
+  EXPECT_EQ(Dev("S1").cc_state(0).key.violations, 1);
+}
+
 // The logs IB CC fills (docs/cc/ib.md) as a CongestionLog Get lays them out: the newest event
 // first, the counter and the map; the Get clears events and map, the counter runs on.
 TEST_F(Cca, CongestionLogsGiveTheNewestEventsFirstAndAGetClearsThem) {
