@@ -124,15 +124,7 @@ void FillClassPortInfo(const CcTrapTarget& t, uint8_t* data) {
 }  // namespace
 
 MadAddress TrapAddress(const CcTrapTarget& t, uint16_t own_lid) {
-  MadAddress a;
-  a.slid = own_lid;
-  a.dlid = t.lid;
-  a.sl = t.sl;
-  a.src_qp = 1;
-  a.dest_qp = t.qp;
-  a.qkey = t.qkey;
-  a.pkey = t.pkey;
-  return a;
+  return FromQp1(own_lid, t.lid, t.qp, t.sl, t.qkey, t.pkey);
 }
 
 AgentVerdict HandleCongestion(ManagedDevice& d, int in, MadView m, const MadAddress& from) {

@@ -337,16 +337,21 @@ std::optional<AgentVerdict> CheckRequest(MadView m, uint8_t class_version) {
   return std::nullopt;
 }
 
-MadAddress GsResponseAddress(const MadAddress& req, uint16_t lid) {
+MadAddress FromQp1(uint16_t lid, uint16_t dlid, uint32_t dest_qp, uint8_t sl, uint32_t qkey,
+                   uint16_t pkey) {
   MadAddress r;
   r.slid = lid;
-  r.dlid = req.slid;
-  r.sl = req.sl;
+  r.dlid = dlid;
+  r.sl = sl;
   r.src_qp = 1;
-  r.dest_qp = req.src_qp;
-  r.qkey = kQp1QKey;
-  r.pkey = req.pkey;
+  r.dest_qp = dest_qp;
+  r.qkey = qkey;
+  r.pkey = pkey;
   return r;
+}
+
+MadAddress GsResponseAddress(const MadAddress& req, uint16_t lid) {
+  return FromQp1(lid, req.slid, req.src_qp, req.sl, kQp1QKey, req.pkey);
 }
 
 policy::VlArbConfig VlArbConfigOf(const PortMgmt& pm, const policy::VlArbConfig& base,

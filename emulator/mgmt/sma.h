@@ -27,6 +27,9 @@ void MakeResponse(mad::MadView m, uint16_t status);
 // when the agent should go on.
 std::optional<AgentVerdict> CheckRequest(mad::MadView m, uint8_t class_version);
 
+// A GS MAD from QP1 of `lid` (an agent's response or trap) to `dlid`'s `dest_qp`.
+mgmt::MadAddress FromQp1(uint16_t lid, uint16_t dlid, uint32_t dest_qp, uint8_t sl, uint32_t qkey,
+                         uint16_t pkey);
 // Where an agent's GS response goes: back to the requester's LID and QP, from QP1 of `lid`.
 mgmt::MadAddress GsResponseAddress(const mgmt::MadAddress& request, uint16_t lid);
 
