@@ -33,6 +33,11 @@ class ProbeSwitch : public SwitchCc {
   void OnDequeue(SwitchView& s, int in, int in_vl, int out, int out_vl, const Packet& p) override {
     ++dequeued_;
   }
+  // H2's credit return: every fourth packet read holds its input credits back one packet time.
+  SimTime CreditReturnDelay(SwitchView& s, int in, int in_vl, int out, int out_vl,
+                            const Packet& p) override {
+    return dequeued_ % 4 == 0 ? s.SerializationTime(in, p.wire_bytes()) : 0;
+  }
   void OnControl(SwitchView& s, int port, uint32_t a, uint64_t b) override { control_ += b; }
   void OnTimer(SwitchView& s, uint32_t a, uint64_t b) override {
     uint64_t queued = 0;

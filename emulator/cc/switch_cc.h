@@ -46,6 +46,8 @@ class SwitchView {
   virtual void SendControl(int port, uint32_t a, uint64_t b) = 0;
   // H7: sends (a, b) to the side band (SideBandCc::OnReport); nothing if there is none.
   virtual void Report(uint32_t a, uint64_t b) = 0;
+  // The time the link of `port` takes to send `bytes`.
+  virtual SimTime SerializationTime(int port, uint32_t bytes) const = 0;
   // Blocks in queue q of input (in, vl), and the packets in it.
   virtual uint32_t QueueBlocks(int in, int vl, int q) const = 0;
   virtual uint32_t QueuePackets(int in, int vl, int q) const = 0;
@@ -63,6 +65,14 @@ class SwitchCc {
   // bits. The counts are what it leaves behind: a packet passing an idle port sees none.
   virtual void OnTransmit(SwitchView& s, int in, int out, int vl, Packet* p) {}
   virtual void OnTimer(SwitchView& s, uint32_t a, uint64_t b) {}
+  // H2, the credit return: how much later than its read the blocks of a packet leaving input
+  // (in, in_vl) for (out, out_vl) are freed and their credits returned upstream (0: at once).
+  // Asked once per packet, after OnDequeue. Holding credits back throttles the upstream link:
+  // IB CC's credit starvation (Control_Type 1).
+  virtual SimTime CreditReturnDelay(SwitchView& s, int in, int in_vl, int out, int out_vl,
+                                    const Packet& p) {
+    return 0;
+  }
 
   // H5, stateful queuing. Queues per input VL, given the fabric queuing policy's `base`: a
   // mechanism that isolates flows in queues of its own (RECN, FBICM, DDBBM) adds them here. Asked

@@ -111,6 +111,9 @@ class Switch : public mgmt::ManagedNode, private cc::SwitchView {
     return (static_cast<size_t>(in) * (num_ports() + 1) + out) * 16 + sl;
   }
   void HeadChanged(Queue* q);
+  // The output port: a packet the crossbar read from `in`, marked (H1) and sent on `vl` no
+  // earlier than `ready`; returns when its tail has left.
+  SimTime SendToOutput(int out, int in, int vl, Packet* pkt, SimTime ready);
   void Register(Queue* q);
   Queue* Servable(int out, int vl, int in) const;
   bool InputCanFeed(int out, int in, const Packet& h) const;
@@ -163,6 +166,9 @@ class Switch : public mgmt::ManagedNode, private cc::SwitchView {
   void PostTimer(SimTime t, uint32_t a, uint64_t b) override { Post(id(), t, kCcTimer, 0, a, b); }
   void SendControl(int port, uint32_t a, uint64_t b) override { Device::SendControl(port, a, b); }
   void Report(uint32_t a, uint64_t b) override { SendSideBand(*ctx_, a, b); }
+  SimTime SerializationTime(int port, uint32_t bytes) const override {
+    return ports_[port].link.rate.SerializationTime(bytes);
+  }
   uint32_t QueueBlocks(int in, int vl, int q) const override {
     return inputs_[in].vl[vl][q].q.blocks;
   }

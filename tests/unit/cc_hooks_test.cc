@@ -34,6 +34,7 @@ class RecordingCc : public cc::SwitchCc {
   int extra_queues = 0;
   std::function<int(const engine::Packet&, int)> queue;  // (packet, chosen) -> queue
   bool mark = false, send_control = false, timer = false, pick_last = false;
+  link::SimTime hold_credits = 0;  // CreditReturnDelay's answer
   std::vector<Call> calls;
 
   int NumQueues(int base) const override { return base + extra_queues; }
@@ -60,6 +61,11 @@ class RecordingCc : public cc::SwitchCc {
   }
   void OnTimer(cc::SwitchView& s, uint32_t a, uint64_t b) override {
     calls.push_back({"timer " + std::to_string(a) + " " + std::to_string(b), s.Now()});
+  }
+  link::SimTime CreditReturnDelay(cc::SwitchView& s, int in, int in_vl, int out, int out_vl,
+                                  const engine::Packet& p) override {
+    calls.push_back({"credit return", s.Now(), in, out, out_vl, s.QueuedBlocks(out, out_vl)});
+    return hold_credits;
   }
   void OnControl(cc::SwitchView& s, int port, uint32_t a, uint64_t b) override {
     calls.push_back({"control " + std::to_string(a) + " " + std::to_string(b), s.Now(), port});
@@ -158,6 +164,36 @@ TEST_F(SwitchHooks, EnqueueSeesQueuedAndArrivedBlocksAndTransmitSeesTheCreditSta
   auto out = h_.PacketsOn(3);
   ASSERT_EQ(out.size(), 2u);
   EXPECT_TRUE(out[0].Header().bth().fecn());
+}
+
+// H2's credit return: a packet's input blocks are freed, and its credits sent upstream in an FC
+// packet, as long after the crossbar read it as the mechanism says (IB CC's credit starvation).
+TEST_F(SwitchHooks, CreditReturnDelayHoldsTheUpstreamCreditsBack) {
+  auto fc_on = [&](int port) {
+    std::vector<link::SimTime> t;
+    for (const auto& s : h_.sent)
+      if (s.e.kind == engine::kFlowControlArrive && s.e.port == port) t.push_back(s.e.time);
+    return t;
+  };
+  h_.Credits(3, 0, 128, 0);
+  h_.RunUntil(kPsPerUs);
+  size_t before = fc_on(1).size();
+  h_.Arrive(1, Packet(10), kPsPerUs);
+  h_.RunUntil(3 * kPsPerUs);
+  std::vector<link::SimTime> at_once = fc_on(1);
+  ASSERT_EQ(at_once.size(), before + 1) << "the read packet's credits went back in one FC packet";
+  ASSERT_EQ(rec_->Of("credit return").size(), 1u);
+  EXPECT_EQ(rec_->Of("credit return")[0].out, 3);
+
+  rec_->hold_credits = 5 * kPsPerUs;
+  h_.Arrive(1, Packet(10), 4 * kPsPerUs);
+  h_.RunUntil(6 * kPsPerUs);
+  EXPECT_EQ(fc_on(1).size(), at_once.size()) << "credits returned before the delay";
+  h_.RunUntil(12 * kPsPerUs);
+  std::vector<link::SimTime> held = fc_on(1);
+  ASSERT_EQ(held.size(), at_once.size() + 1);
+  // Both packets were read the same time after their arrival: the FC packet trails by the delay.
+  EXPECT_EQ(held.back() - 4 * kPsPerUs, at_once.back() - kPsPerUs + 5 * kPsPerUs);
 }
 
 TEST_F(SwitchHooks, AnIdlePortCutsThroughWithoutACreditStall) {

@@ -54,6 +54,7 @@ class TestSwitch : public SwitchView {
   void SendControl(int port, uint32_t a, uint64_t b) override {}
   void Report(uint32_t a, uint64_t b) override {}
   uint32_t QueueBlocks(int in, int vl, int q) const override { return 0; }
+  SimTime SerializationTime(int port, uint32_t bytes) const override { return bytes * 1000; }
   uint32_t QueuePackets(int in, int vl, int q) const override { return 0; }
 };
 
@@ -145,6 +146,38 @@ TEST(IbSwitchMarking, APortSettingOverridesTheSwitchForItsPortOnly) {
   SwitchMarking m(Options{});
   EXPECT_TRUE(Sent(m, s, 3, 200));
   EXPECT_FALSE(Sent(m, s, 4, 200));
+}
+
+// Credit starvation, as docs/cc/ib.md reads it: a port in Credit_Mask above CS_Threshold returns
+// the credits of what leaves for it CS_ReturnDelay late (shift:multiplier on the packet's own
+// time on the input link); a port's Control_Type 1 element gives its own CS_Threshold and
+// CS_ReturnDelay and stops its FECN marking.
+TEST(IbSwitchMarking, CreditStarvationHoldsCreditsBackAboveCsThreshold) {
+  TestSwitch s;
+  SwitchMarking m(Options{});
+  engine::Packet p = DataPacket();
+  const SimTime own = s.SerializationTime(1, p.wire_bytes());
+  auto delay = [&](int out, uint32_t behind) {
+    s.from[{2, out}] = behind;
+    m.OnEnqueue(s, 2, 0, out, 0, p);
+    return m.CreditReturnDelay(s, 1, 0, out, 0, p);
+  };
+  s.cc.sw.credit_mask[31] = 1u << 3;  // port 3
+  s.cc.sw.cs_threshold = 15;          // above 16 of 256 blocks
+  s.cc.sw.cs_return_delay = 2;        // shift 0, multiplier 2
+  EXPECT_EQ(delay(3, 200), 2 * own);
+  EXPECT_EQ(delay(3, 10), 0) << "below CS_Threshold";
+  EXPECT_EQ(delay(5, 200), 0) << "port 5 is not in Credit_Mask";
+  s.cc.sw.cs_return_delay = 0;
+  EXPECT_EQ(delay(3, 200), 0) << "CS_ReturnDelay 0 holds nothing back";
+  // Port 4's own element: CS_Threshold 8 (level 128), CS_ReturnDelay 1:3, and no marking there
+  // although the switch marks above Threshold 15.
+  s.cc.sw.threshold = 15;
+  s.cc.ports[4] = {true, 1, 8, 0, 1u << 14 | 3};
+  EXPECT_EQ(delay(4, 200), (own >> 1) * 3);
+  EXPECT_EQ(delay(4, 100), 0);
+  EXPECT_FALSE(Sent(m, s, 4, 200)) << "a Control_Type 1 port does not mark";
+  EXPECT_TRUE(Sent(m, s, 3, 200));
 }
 
 TEST(IbSwitchMarking, HysteresisKeepsThePortCongestedDownToTheLowerLevel) {

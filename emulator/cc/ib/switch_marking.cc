@@ -2,6 +2,7 @@
 
 #include "common/wire/bth.h"
 #include "common/wire/lrh.h"
+#include "emulator/cc/ib/ca_throttling.h"
 
 namespace ibemu::cc::ib {
 
@@ -16,10 +17,12 @@ void SwitchMarking::Init(SwitchView& s) {
 
 SwitchMarking::PortSettings SwitchMarking::SettingsOf(SwitchView& s, int out) const {
   const mgmt::CcState& cc = s.Cca();
-  // A valid SwitchPortCongestionSetting of Control_Type 0 overrides the switch's for its port.
+  // A valid SwitchPortCongestionSetting overrides the switch's for its port: Control_Type 0 with
+  // its own marking settings, Control_Type 1 with credit starvation instead of marking.
   if (static_cast<size_t>(out) < cc.ports.size()) {
     const mgmt::SwitchPortCongestionSetting& p = cc.ports[out];
     if (p.valid && p.control_type == 0) return {p.threshold, p.packet_size, p.marking_rate};
+    if (p.valid && p.control_type == 1) return {0, 0, 0};
   }
   return {cc.sw.threshold, cc.sw.packet_size, cc.sw.marking_rate};
 }
@@ -113,6 +116,34 @@ void SwitchMarking::OnTransmit(SwitchView& s, int in, int out, int vl, Packet* p
   e.timestamp = static_cast<uint32_t>(s.Now() / mgmt::kPsPerCcTick);
   cc.log.Add(e, 15);
   cc.log.MarkBit(out);
+}
+
+// Our reading of credit starvation (docs/cc/ib.md, "Credit starvation"): the output port's
+// SwitchPortCongestionSetting of Control_Type 1 gives CS_Threshold (its Threshold) and
+// CS_ReturnDelay (its Cong_Parm); otherwise a port in Credit_Mask takes the switch's. Above the
+// CS_Threshold level (mapped as Threshold is), the credits come back CS_ReturnDelay late, a
+// shift:multiplier value on the base of CCT entries: cct_base_ns, or the packet's own time on
+// the input link.
+SimTime SwitchMarking::CreditReturnDelay(SwitchView& s, int in, int in_vl, int out, int out_vl,
+                                         const Packet& p) {
+  const mgmt::CcState& cc = s.Cca();
+  uint8_t cs_threshold = 0;
+  uint16_t delay = 0;
+  const mgmt::SwitchPortCongestionSetting* e =
+      static_cast<size_t>(out) < cc.ports.size() ? &cc.ports[out] : nullptr;
+  if (e && e->valid && e->control_type == 1) {
+    cs_threshold = e->threshold;
+    delay = e->marking_rate;
+  } else if (cc.sw.credit_mask[31 - out / 8] >> (out % 8) & 1) {
+    cs_threshold = cc.sw.cs_threshold;
+    delay = cc.sw.cs_return_delay;
+  } else {
+    return 0;
+  }
+  if (delay == 0 || s.QueuedBlocks(out, out_vl) <= Level(cs_threshold, s.VlCapacityBlocks()))
+    return 0;
+  SimTime base = opt_.cct_base > 0 ? opt_.cct_base : s.SerializationTime(in, p.wire_bytes());
+  return CaThrottling::Delay(delay, base);
 }
 
 }  // namespace ibemu::cc::ib

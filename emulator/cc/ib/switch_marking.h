@@ -2,6 +2,8 @@
 // above the level its Threshold sets (with optional hysteresis), and a packet leaving a congested
 // Port VL that is the root of the congestion (it had credits), or whose port is in Victim_Mask,
 // is eligible for FECN if it is at least Packet_Size credits; Marking_Rate spaces the marks.
+// Credit starvation (Control_Type 1, or Credit_Mask): while an output Port VL is above its
+// CS_Threshold, the credits of what leaves for it go back upstream CS_ReturnDelay late.
 // Settings are read from the switch's CCA on every packet, so a Set acts on the next one.
 #pragma once
 #include <random>
@@ -19,6 +21,8 @@ class SwitchMarking : public SwitchCc {
   void OnEnqueue(SwitchView& s, int in, int in_vl, int out, int out_vl, const Packet& p) override;
   void OnTransmit(SwitchView& s, int in, int out, int vl, Packet* p) override;
   void OnDequeue(SwitchView& s, int in, int in_vl, int out, int out_vl, const Packet& p) override;
+  SimTime CreditReturnDelay(SwitchView& s, int in, int in_vl, int out, int out_vl,
+                            const Packet& p) override;
 
   // Threshold 1..15 as a level in blocks of a VL buffer of `capacity` blocks: 1 is the highest
   // fill, 15 the lowest (capacity / 16), evenly spaced; 0 never marks.

@@ -1,0 +1,102 @@
+// The sink (docs/blocks/hca_receive.md): packets that arrive, delivered and measured, the
+// acknowledgements and CNPs they call for, and responses handed to the CC mechanism.
+
+#include "common/wire/opcode.h"
+#include "emulator/hca/hca.h"
+#include "emulator/hca/packet_builder.h"
+
+namespace ibemu::hca {
+
+void Hca::OnPacket(int p, Packet* pkt) {
+  wire::Lrh lrh = pkt->lrh();
+  if (pkt->mad && (lrh.vl() == policy::kVl15 || pkt->bth().dest_qp() <= 1)) {
+    // QP0 and QP1: the node's agents (SMA, PMA) or the program attached to the port.
+    if (lrh.vl() != policy::kVl15) Release(p, lrh.vl(), pkt->credit_class, pkt->blocks());
+    QueueForAgents(p, pkt);
+    return;
+  }
+  if (lrh.vl() == policy::kVl15 || !port_mgmt_[p].OwnsLid(lrh.dlid()) || ports_[p].port_state < 3) {
+    // Misrouted packets, and data on a port that may not receive it yet, are counted and dropped.
+    ++ports_[p].stats.dropped_no_route;
+    Release(p, lrh.vl(), pkt->credit_class, pkt->blocks());
+    FreePacket(pkt);
+    return;
+  }
+  uint8_t op = pkt->bth().opcode();
+  if (op == wire::opcode::kCnp) {
+    // A CNP carries nothing for the host: congestion control takes it at once.
+    Release(p, lrh.vl(), pkt->credit_class, pkt->blocks());
+    OnResponse(pkt);
+    FreePacket(pkt);
+    return;
+  }
+  if (cc_hooks_ && op <= wire::opcode::kRcSendOnly) {
+    // H3 at the head's arrival: a CNP goes out at once, ahead of other traffic; BECN on the
+    // acknowledgement waits for the ACK.
+    cc::Echo echo = cc_hooks_->OnReceive(*this, p, *pkt);
+    if (echo == cc::Echo::kCnp) SendCnp(p, *pkt);
+    pkt->cc_echo = static_cast<uint8_t>(echo);
+  }
+  SimTime done = pkt->tail_arrival;
+  if (pkt->payload_len > 0) {
+    // The host takes packets in arrival order at its own rate; until it has, they hold credits.
+    done = std::max(pkt->tail_arrival, sink_free_at_) + cfg_.host_rx.Time(pkt->payload_len);
+    sink_free_at_ = done;
+  }
+  Post(id(), done, kSinkDone, static_cast<uint16_t>(p), 0, 0, pkt);
+}
+
+void Hca::Deliver(int p, Packet* pkt) {
+  Release(p, pkt->lrh().vl(), pkt->credit_class, pkt->blocks());
+  wire::Bth bth = pkt->bth();
+  uint8_t op = bth.opcode();
+  if (op == wire::opcode::kRcAcknowledge) {
+    OnResponse(pkt);
+    FreePacket(pkt);
+    return;
+  }
+  if (op <= wire::opcode::kRcSendOnly && pkt->flow != engine::kNoFlow) {
+    stats::FlowStats& fs = flows_->flows[pkt->flow];
+    fs.rx_payload.Add(now(), pkt->payload_len);
+    ++fs.rx_packets;
+    fs.latency.Add(now() - pkt->created);
+  }
+  if (bth.ack_req()) {
+    PortState& ps = pstate_[p];
+    wire::Lrh lrh = pkt->lrh();
+    Packet* ack = NewPacket();
+    uint8_t sl = lrh.sl();
+    uint32_t& msn = msn_[uint64_t{lrh.slid()} << 24 | bth.dest_qp()];
+    BuildRcAck(ack, lid(p), lrh.slid(), sl, sl2vl_[p][sl], bth.dest_qp(), bth.psn(), ++msn);
+    if (pkt->cc_echo == static_cast<uint8_t>(cc::Echo::kOnAck)) ack->bth().set_becn(true);
+    ack->id = NextPacketId();
+    ack->created = now();
+    int dest = ctx_->DestIndex(lrh.slid());
+    ack->credit_class = static_cast<uint16_t>(ctx_->queuing->CreditClass(dest < 0 ? 0 : dest));
+    ps.control.Push(ack);
+    Arbitrate(p);
+  }
+  FreePacket(pkt);
+}
+
+void Hca::SendCnp(int p, Packet& m) {
+  wire::Lrh lrh = m.lrh();
+  uint8_t sl = lrh.sl();
+  Packet* cnp = NewPacket();
+  BuildCnp(cnp, lid(p), lrh.slid(), sl, sl2vl_[p][sl], m.bth().dest_qp());
+  cnp->id = NextPacketId();
+  cnp->created = now();
+  int dest = ctx_->DestIndex(lrh.slid());
+  cnp->credit_class = static_cast<uint16_t>(ctx_->queuing->CreditClass(dest < 0 ? 0 : dest));
+  pstate_[p].control.Push(cnp);
+  Arbitrate(p);
+}
+
+void Hca::OnResponse(Packet* pkt) {
+  // This HCA numbers its QPs from 0x100 in creation order (QpFor), and responses name the QP.
+  uint32_t qpn = pkt->bth().dest_qp();
+  if (!cc_hooks_ || qpn < 0x100 || qpn - 0x100 >= qps_.size()) return;
+  cc_hooks_->OnResponse(*this, qpn - 0x100, *pkt);
+}
+
+}  // namespace ibemu::hca

@@ -1,0 +1,78 @@
+// The traffic generator (docs/blocks/hca_send.md): message arrivals per source (on/off, Poisson or
+// constant), destinations from the pattern, and the QP each message goes out on.
+
+#include <algorithm>
+#include <cmath>
+
+#include "emulator/hca/hca.h"
+
+namespace ibemu::hca {
+
+double Hca::Uniform01() {
+  // 53 random bits: std::uniform_real_distribution is implementation-defined, this is not.
+  return static_cast<double>(rng_() >> 11) * 0x1.0p-53;
+}
+
+SimTime Hca::NextOnTime(const TrafficSource& s, SimTime t) const {
+  if (s.onoff.on <= 0) return t;
+  SimTime period = s.onoff.on + s.onoff.off;
+  SimTime phase = (t - s.start) % period;
+  return phase < s.onoff.on ? t : t + (period - phase);
+}
+
+void Hca::ScheduleNextArrival(uint32_t source, SimTime after) {
+  const TrafficSource& s = sources_[source].cfg;
+  if (s.rate_bps <= 0) return;
+  double mean_ps = static_cast<double>(s.message_bytes) * 8.0 *
+                   static_cast<double>(link::kPsPerSec) / static_cast<double>(s.rate_bps);
+  double gap = s.arrival == Arrival::kPoisson ? -std::log(1.0 - Uniform01()) * mean_ps : mean_ps;
+  SimTime t = NextOnTime(s, after + std::max<SimTime>(1, static_cast<SimTime>(gap)));
+  if (t < s.stop) Post(id(), t, kMessage, 0, source);
+}
+
+uint16_t Hca::PickDestination(SourceState& s) {
+  SimTime t = s.cfg.cycle > 0 ? now() % s.cfg.cycle : now();
+  size_t k = 0;
+  while (k + 1 < s.cfg.phases.size() && s.cfg.phases[k + 1].from <= t) ++k;
+  const TrafficSource::Phase& ph = s.cfg.phases[k];
+  if (ph.dlids.size() == 1) return ph.dlids[0];
+  if (ph.cum_weights.empty())
+    return ph.dlids[static_cast<size_t>(Uniform01() * static_cast<double>(ph.dlids.size()))];
+  uint32_t x = static_cast<uint32_t>(Uniform01() * ph.cum_weights.back());
+  size_t i =
+      std::upper_bound(ph.cum_weights.begin(), ph.cum_weights.end(), x) - ph.cum_weights.begin();
+  return ph.dlids[std::min(i, ph.dlids.size() - 1)];
+}
+
+uint32_t Hca::QpFor(uint32_t source, uint16_t dlid) {
+  uint64_t key = uint64_t{source} << 16 | dlid;
+  auto it = qp_index_.find(key);
+  if (it != qp_index_.end()) return it->second;
+  QueuePair qp;
+  qp.source = source;
+  qp.dlid = dlid;
+  qp.sl = sources_[source].cfg.sl;
+  qp.port = static_cast<uint8_t>(sources_[source].cfg.port);
+  qp.qpn = 0x100 + static_cast<uint32_t>(qps_.size());
+  qps_.push_back(qp);
+  uint32_t idx = static_cast<uint32_t>(qps_.size() - 1);
+  qp_index_[key] = idx;
+  return idx;
+}
+
+void Hca::NewMessage(uint32_t source) {
+  SourceState& s = sources_[source];
+  uint16_t dlid = PickDestination(s);
+  uint32_t qi = QpFor(source, dlid);
+  QueuePair& qp = qps_[qi];
+  qp.messages.push_back({s.cfg.message_bytes, now()});
+  ++flows_->flows[s.cfg.flow].messages;
+  if (s.cfg.arrival == Arrival::kSaturate) s.waiting = true;
+  if (!qp.in_ring) {
+    qp.in_ring = true;
+    pstate_[qp.port].rings[sl2vl_[qp.port][qp.sl]].qps.push_back(qi);
+  }
+  Arbitrate(qp.port);
+}
+
+}  // namespace ibemu::hca

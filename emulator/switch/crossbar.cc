@@ -1,0 +1,152 @@
+// VL arbitration and the crossbar (docs/blocks/vl_arbiter.md, crossbar.md): which head an output
+// takes next, from which input and queue, when the link, the credits and the input's read
+// bandwidth allow it.
+
+#include <algorithm>
+
+#include "emulator/mgmt/sma.h"
+#include "emulator/switch/switch.h"
+
+namespace ibemu::sw {
+
+// The first queue of `in` requesting `out` on `vl` whose head can go now, or null. With one credit
+// class (standard IB) only the oldest request matters; with per-destination classes (VOQnet) a
+// queue whose destination is out of credits must not hold back the others behind it.
+Switch::Queue* Switch::Servable(int out, int vl, int in) const {
+  const ReqList& r = outputs_[out].req[vl][in];
+  if (!r.first) return nullptr;
+  if (xbar_picks_queues_) return PickedQueue(out, vl, in);
+  const link::Port& pt = ports_[out];
+  for (Queue* q = r.first; q; q = q->next_req) {
+    const Packet* h = q->q.head;
+    if (!InputCanFeed(out, in, *h)) return nullptr;
+    if (pt.tx[pt.Slot(vl, h->credit_class)].Fits(h->blocks())) return q;
+    if (pt.classes == 1) return nullptr;
+  }
+  return nullptr;
+}
+
+// A transfer may start when the input can supply the packet no slower than the output link
+// drains it: an input faster than its outputs feeds several at once, a slower one only when idle.
+bool Switch::InputCanFeed(int out, int in, const Packet& h) const {
+  uint32_t bytes = h.wire_bytes();
+  SimTime slack =
+      std::max<SimTime>(0, ports_[out].link.rate.SerializationTime(bytes) - ReadTime(in, bytes));
+  return inputs_[in].read_free_at <= now() + slack;
+}
+
+bool Switch::CanGo(int out, int vl, int in, const Queue* q) const {
+  const link::Port& pt = ports_[out];
+  const Packet* h = q->q.head;
+  return InputCanFeed(out, in, *h) && pt.tx[pt.Slot(vl, h->credit_class)].Fits(h->blocks());
+}
+
+// H6: every queue of the input that requests (out, vl) and could go now is a candidate; the
+// mechanism picks one.
+Switch::Queue* Switch::PickedQueue(int out, int vl, int in) const {
+  pick_queues_.clear();
+  pick_ptrs_.clear();
+  for (Queue* q = outputs_[out].req[vl][in].first; q; q = q->next_req)
+    if (CanGo(out, vl, in, q)) {
+      pick_queues_.push_back(static_cast<int>(q->index));
+      pick_ptrs_.push_back(q);
+    }
+  if (pick_ptrs_.empty()) return nullptr;
+  int k = cc_hooks_->PickQueue(*this, in, out, vl, pick_queues_.data(),
+                               static_cast<int>(pick_queues_.size()));
+  return pick_ptrs_[static_cast<size_t>(
+      std::clamp<int>(k, 0, static_cast<int>(pick_ptrs_.size()) - 1))];
+}
+
+void Switch::Arbitrate(int out) {
+  link::Port& pt = ports_[out];
+  if (!link_up(out)) return;
+  if (pt.tx_free_at > now()) {
+    WakeAt(out, pt.tx_free_at);
+    return;
+  }
+  if (SendPendingFlowControl(out)) return;
+  if (!vl15_[out].empty()) {
+    // VL15 needs no credits and goes before every data VL (IBA 7.6.9).
+    WakeAt(out, Transmit(out, vl15_[out].Pop(), policy::kVl15, 0, now()));
+    return;
+  }
+  Output& o = outputs_[out];
+  int n = num_ports() + 1;
+  uint32_t eligible = 0;
+  for (int vl = 0; vl < pt.data_vls; ++vl) {
+    if (o.pending[vl] == 0) continue;
+    bool credit_blocked = false;
+    const std::vector<uint64_t>& mask = o.req_mask[vl];
+    for (size_t w = 0; w < mask.size() && !(eligible >> vl & 1); ++w) {
+      for (uint64_t bits = mask[w]; bits; bits &= bits - 1) {
+        int in = static_cast<int>(w * 64) + __builtin_ctzll(bits);
+        if (Servable(out, vl, in)) {
+          eligible |= 1u << vl;
+          break;
+        }
+        const Packet* h = o.req[vl][in].first->q.head;
+        if (!pt.tx[pt.Slot(vl, h->credit_class)].Fits(h->blocks())) credit_blocked = true;
+      }
+    }
+    if (credit_blocked) o.starved_vls |= 1u << vl;
+    SetStalled(out, vl, !(eligible >> vl & 1) && credit_blocked);
+  }
+  if (!eligible) return;
+  int vl = o.vlarb->Pick(eligible);
+  if (vl < 0) return;
+  const std::vector<uint64_t>& mask = o.req_mask[vl];
+  auto servable = [&](int i) {
+    return (mask[i / 64] >> (i % 64) & 1) && Servable(out, vl, i) != nullptr;
+  };
+  int in = o.xbar->Pick(vl, n, servable);
+  if (in < 0) return;  // input 0 is the management port
+
+  ReqList& r = o.req[vl][in];
+  Queue* q = Servable(out, vl, in);
+  Queue* prev = nullptr;
+  for (Queue* x = r.first; x != q; x = x->next_req) prev = x;
+  (prev ? prev->next_req : r.first) = q->next_req;
+  if (r.last == q) r.last = prev;
+  if (!r.first) o.req_mask[vl][in / 64] &= ~(uint64_t{1} << (in % 64));
+  q->next_req = nullptr;
+  if (--inputs_[in].req_to[out] == 0)
+    inputs_[in].req_to_mask[out / 64] &= ~(uint64_t{1} << (out % 64));
+  q->registered = false;
+  --o.pending[vl];
+  Packet* pkt = q->q.Pop();
+  int in_vl = q->vl;
+  int cls = pkt->credit_class;
+  uint32_t blocks = pkt->blocks();
+  uint32_t bytes = pkt->wire_bytes();
+
+  // The crossbar reads the packet out of the input buffer with the input's bandwidth, and never
+  // before its tail has arrived (cut-through); the buffer space is free once it is read.
+  Input& input = inputs_[in];
+  SimTime read_end = std::max(now(), input.read_free_at) + ReadTime(in, bytes);
+  input.read_free_at = read_end;
+  SimTime release = std::max(read_end, pkt->tail_arrival);
+  CountQueued(in, *pkt, false);
+  if (cc_hooks_) {
+    cc_hooks_->OnDequeue(*this, in, in_vl, out, vl, *pkt);
+    release += cc_hooks_->CreditReturnDelay(*this, in, in_vl, out, vl, *pkt);
+  }
+  Post(id(), release, kInputRelease, static_cast<uint16_t>(in),
+       static_cast<uint32_t>(in_vl | cls << 8), blocks);
+
+  SimTime end = SendToOutput(out, in, vl, pkt, std::max(pkt->tail_arrival, read_end));
+  // Look again when the link frees only if something else is waiting; a request that registers
+  // later wakes the output itself.
+  bool waiting = false;
+  for (int v = 0; v < pt.data_vls && !waiting; ++v) waiting = o.pending[v] != 0;
+  if (waiting) WakeAt(out, end);
+  if (!q->q.empty()) HeadChanged(q);
+}
+
+void Switch::VlArbChanged(int port) {
+  if (port < 1 || port > num_ports()) return;
+  outputs_[port].vlarb = policy::VlArbiterRegistry::Get().Make(
+      cfg_.vlarb, mgmt::VlArbConfigOf(port_mgmt_[port], cfg_.vlarb_config, cfg_.data_vls));
+}
+
+}  // namespace ibemu::sw

@@ -1,0 +1,134 @@
+// The input buffer (docs/blocks/input_buffer.md): queues per input port and VL, the per-Port-VL
+// counts of queued and arrived blocks the CC hooks read, heads offered to the crossbar, and the
+// discards when an output's link goes down.
+
+#include "emulator/switch/switch.h"
+
+namespace ibemu::sw {
+
+void Switch::Enqueue(int in, int in_vl, int out, int out_vl, SimTime ready_at, Packet* pkt) {
+  pkt->out_port = static_cast<uint16_t>(out);
+  pkt->out_vl = static_cast<uint8_t>(out_vl);
+  pkt->ready_at = ready_at;
+  int dest = ctx_->DestIndex(pkt->lrh().dlid());
+  int qi = ctx_->queuing->Queue(*pkt, out, dest < 0 ? 0 : dest);
+  if (cc_hooks_) qi = cc_hooks_->Queue(*this, in, in_vl, out, out_vl, *pkt, qi);
+  pkt->queue = static_cast<uint16_t>(qi);
+  Queue& q = inputs_[in].vl[in_vl][qi];
+  bool was_empty = q.q.empty();
+  q.q.Push(pkt);
+  CountQueued(in, *pkt, true);
+  if (cc_hooks_) cc_hooks_->OnEnqueue(*this, in, in_vl, out, out_vl, *pkt);
+  if (was_empty) HeadChanged(&q);
+}
+
+void Switch::CountQueued(int in, const Packet& p, bool add) {
+  Output& o = outputs_[p.out_port];
+  uint32_t b = p.blocks();
+  uint32_t& from = o.queued_from[p.out_vl][in];
+  Input& input = inputs_[in];
+  if (add) {
+    input.arriving = &p;
+    input.arriving_tail = p.tail_arrival;
+    input.arriving_out = p.out_port;
+    input.arriving_vl = p.out_vl;
+    input.arriving_blocks = b;
+  } else if (input.arriving == &p) {
+    input.arriving = nullptr;
+  }
+  if (add) {
+    o.queued_blocks[p.out_vl] += b;
+    if (from == 0) ++o.contributors[p.out_vl];
+    from += b;
+  } else {
+    o.queued_blocks[p.out_vl] -= b;
+    from -= b;
+    if (from == 0) --o.contributors[p.out_vl];
+  }
+}
+
+uint32_t Switch::ArrivedBlocksFrom(int in, int out, int vl) const {
+  const Input& i = inputs_[in];
+  uint32_t q = outputs_[out].queued_from[vl][in];
+  bool arriving =
+      i.arriving && i.arriving_tail > now() && i.arriving_out == out && i.arriving_vl == vl;
+  return arriving ? q - i.arriving_blocks : q;
+}
+
+uint32_t Switch::ArrivedBlocks(int out, int vl) const {
+  const Output& o = outputs_[out];
+  uint32_t q = o.queued_blocks[vl];
+  for (size_t in = 0; in < inputs_.size(); ++in) {
+    const Input& i = inputs_[in];
+    if (i.arriving && i.arriving_tail > now() && i.arriving_out == out && i.arriving_vl == vl &&
+        o.queued_from[vl][in] != 0)
+      q -= i.arriving_blocks;
+  }
+  return q;
+}
+
+void Switch::HeadChanged(Queue* q) {
+  while (!q->q.empty() && !link_up(q->q.head->out_port)) DiscardHead(q);
+  if (q->q.empty()) return;
+  Packet* h = q->q.head;
+  if (h->ready_at <= now()) {
+    Register(q);
+  } else {
+    Post(id(), h->ready_at, kHeadReady, q->in, q->vl, q->index);
+  }
+}
+
+void Switch::Register(Queue* q) {
+  Packet* h = q->q.head;
+  Output& o = outputs_[h->out_port];
+  ReqList& r = o.req[h->out_vl][q->in];
+  q->next_req = nullptr;
+  q->registered = true;
+  if (r.last)
+    r.last->next_req = q;
+  else
+    r.first = q;
+  r.last = q;
+  ++o.pending[h->out_vl];
+  o.req_mask[h->out_vl][q->in / 64] |= uint64_t{1} << (q->in % 64);
+  Input& in = inputs_[q->in];
+  if (in.req_to[h->out_port]++ == 0)
+    in.req_to_mask[h->out_port / 64] |= uint64_t{1} << (h->out_port % 64);
+  Arbitrate(h->out_port);
+}
+
+void Switch::DiscardHead(Queue* q) {
+  Packet* pkt = q->q.Pop();
+  CountQueued(q->in, *pkt, false);
+  if (cc_hooks_) cc_hooks_->OnDequeue(*this, q->in, q->vl, pkt->out_port, pkt->out_vl, *pkt);
+  ++port_mgmt_[pkt->out_port].counters.xmit_discards;
+  ++dropped_;
+  Release(q->in, q->vl, pkt->credit_class, pkt->blocks());
+  FreePacket(pkt);
+}
+
+void Switch::DiscardQueuedFor(int out) {
+  while (!vl15_[out].empty()) {
+    ++port_mgmt_[out].counters.vl15_dropped;
+    FreePacket(vl15_[out].Pop());
+  }
+  Output& o = outputs_[out];
+  for (size_t vl = 0; vl < o.req.size(); ++vl) {
+    for (size_t in = 0; in < o.req[vl].size(); ++in) {
+      ReqList& r = o.req[vl][in];
+      while (Queue* q = r.first) {
+        r.first = q->next_req;
+        q->next_req = nullptr;
+        q->registered = false;
+        --o.pending[vl];
+        if (--inputs_[in].req_to[out] == 0)
+          inputs_[in].req_to_mask[out / 64] &= ~(uint64_t{1} << (out % 64));
+        HeadChanged(q);  // discards the heads bound for `out`, requeues the rest
+      }
+      r.last = nullptr;
+    }
+    std::fill(o.req_mask[vl].begin(), o.req_mask[vl].end(), 0);
+  }
+}
+
+}  // namespace ibemu::sw
