@@ -216,11 +216,13 @@ std::vector<std::string> WriteOutputs(const scenario::Scenario& s, const fabric:
         << "set datafile separator ','\n"
         << "set title 'Per-flow throughput: " << s.name << "'\n"
         << "set xlabel 'virtual time (ms)'\nset ylabel 'payload delivered (Gbit/s)'\n"
-        << "set key outside right\nset grid\nset yrange [0:*]\n"
+        << "set key outside right\nset grid\nset xrange [0:*]\nset yrange [0:*]\n"
         << "plot ";
+      // A fabric that was up gives one interval, its whole run: a point per flow, not a line.
+      const char* style = bins > 1 ? "lines lw 2" : "points pt 7 ps 2";
       for (size_t i = 0; i < ft.names.size(); ++i)
-        g << (i ? ", " : "") << "'" << flows_csv << "' using 1:" << i + 2
-          << " with lines lw 2 title '" << ft.names[i] << "'";
+        g << (i ? ", " : "") << "'" << flows_csv << "' using 1:" << i + 2 << " with " << style
+          << " title '" << ft.names[i] << "'";
       g << "\n";
       gp_file.Commit();
     }

@@ -24,8 +24,20 @@ mkdir -p "$OUT/gen"
 protoc --cpp_out="$OUT/gen" -Icommon/transport common/transport/umad.proto
 $CXX -I"$OUT/gen" -o "$OUT/umad_client_fuzz" tests/fuzz/umad_client_fuzz.cc $MAD_SRC \
   emulator/fabric/umad_service.cc "$OUT/gen/umad.pb.cc" -lprotobuf -lzmq -lpthread
+# ibemu-ccmgr's policy reader (YAML and opensm.conf).
+$CXX -o "$OUT/ccmgr_policy_fuzz" tests/fuzz/ccmgr_policy_fuzz.cc cc-manager/policy.cc \
+  cc-manager/cct_generator.cc common/mad/opensm_cc_options.cc common/mad/cc_settings.cc \
+  common/mad/field.cc -lyaml-cpp
 # Seed corpora: real topology files, and one valid batch the codec wrote.
 mkdir -p "$OUT/corpus/topology" "$OUT/corpus/batch" "$OUT/corpus/mad" "$OUT/corpus/umad"
+# Policies: the committed ones and the refused ones, behind their format byte (1 YAML, 0 conf).
+mkdir -p "$OUT/corpus/policy"
+for f in configs/ccmgr/*.yaml tests/data/ccmgr/*.yaml; do
+  { printf '\x01'; cat "$f"; } > "$OUT/corpus/policy/$(basename "$f")"
+done
+for f in configs/ccmgr/*.conf tests/data/ccmgr/*.conf; do
+  { printf '\x00'; cat "$f"; } > "$OUT/corpus/policy/$(basename "$f")"
+done
 # A directed-route NodeInfo Get one hop out, sent from H1; and a PerfMgt PortCounters Get.
 printf '\x01\x01\x81\x01\x01\x00\x00\x00\x01' > "$OUT/corpus/mad/dr_nodeinfo"
 printf '\x02\x01\x04\x01\x01' > "$OUT/corpus/mad/perf"
@@ -37,7 +49,7 @@ printf '\x08\x0c\x00\x08\x01\x1a\x08\x0a\x02H1\x10\x01\x18\x01' > "$OUT/corpus/u
 printf '\x00\x06\x00\x32\x04\x08\x01\x10\x01' > "$OUT/corpus/umad/issm"
 printf '\x09\x07\x00\x08\x02\x12\x03\x0a\x01X' > "$OUT/corpus/umad/query"
 printf '\x0a\x04\x00\x2a\x02\x08\x07' > "$OUT/corpus/umad/detach"
-for t in topology:topology event_batch:batch mad:mad umad_client:umad; do
+for t in topology:topology event_batch:batch mad:mad umad_client:umad ccmgr_policy:policy; do
   name=${t%%:*} corpus=${t##*:}
   echo "== fuzzing $name for ${SECS}s =="
   if ! "$OUT/${name}_fuzz" -max_total_time="$SECS" -print_final_stats=1 \
