@@ -26,10 +26,10 @@ class RecordingCc : public cc::SwitchCc {
  public:
   struct Call {
     std::string what;
-    link::SimTime t;
-    int in, out, vl;
-    uint32_t queued, arrived, queue_packets;
-    bool starved;
+    link::SimTime t = 0;
+    int in = 0, out = 0, vl = 0;
+    uint32_t queued = 0, arrived = 0, queue_packets = 0;
+    bool starved = false;
   };
   int extra_queues = 0;
   std::function<int(const engine::Packet&, int)> queue;  // (packet, chosen) -> queue
