@@ -1,8 +1,29 @@
 #include "cc-manager/cc_mads.h"
 
+#include <cstdio>
+
+#include "cc-manager/cca.h"
 #include "common/mad/gs_attributes.h"
 
 namespace ibemu::ccmgr {
+
+const char* StateName(CcaState s) {
+  switch (s) {
+    case CcaState::kPending:
+      return "pending";
+    case CcaState::kVerified:
+      return "verified";
+    case CcaState::kMismatch:
+      return "mismatch";
+    case CcaState::kRefused:
+      return "refused";
+    case CcaState::kNoAnswer:
+      return "no answer";
+    case CcaState::kGone:
+      return "gone";
+  }
+  return "?";
+}
 
 mad::MadBuffer BuildCcMad(uint8_t method, uint16_t attr, uint32_t attr_mod, uint64_t cc_key) {
   mad::MadBuffer m{};
@@ -15,6 +36,52 @@ mad::MadBuffer BuildCcMad(uint8_t method, uint16_t attr, uint32_t attr_mod, uint
   mad::Set(b, mad::hdr::kAttrMod, attr_mod);
   mad::Set(b, mad::hdr::kCcKey, cc_key);
   return m;
+}
+
+const char* CcAttributeName(uint16_t a) {
+  namespace attr = mad::attr;
+  switch (a) {
+    case attr::kClassPortInfo:
+      return "ClassPortInfo";
+    case attr::kCongestionKeyInfo:
+      return "CongestionKeyInfo";
+    case attr::kCongestionLog:
+      return "CongestionLog";
+    case attr::kSwitchCongestionSetting:
+      return "SwitchCongestionSetting";
+    case attr::kSwitchPortCongestionSetting:
+      return "SwitchPortCongestionSetting";
+    case attr::kCaCongestionSetting:
+      return "CACongestionSetting";
+    case attr::kCongestionControlTable:
+      return "CongestionControlTable";
+    default:
+      return "attribute";
+  }
+}
+
+std::string CcReplyProblem(const mad::MadBuffer& request, bool answered, uint16_t status) {
+  mad::MadView v{const_cast<uint8_t*>(request.data())};
+  std::string what = std::string(CcAttributeName(v.attr_id())) +
+                     (v.method() == mad::method::kSet ? " Set" : " Get") + " (modifier " +
+                     std::to_string(v.attr_mod()) + ")";
+  if (!answered) return what + ": no answer (a CC_Key the CCA does not accept?)";
+  if (status == 0) return "";
+  char hex[16];
+  std::snprintf(hex, sizeof hex, "0x%x", status);
+  return what + ": status " + hex;
+}
+
+std::string PortMaskHex(const std::array<uint8_t, 32>& m) {
+  std::string s = "0x";
+  char b[4];
+  size_t first = 0;
+  while (first < 31 && m[first] == 0) ++first;
+  for (size_t i = first; i < m.size(); ++i) {
+    std::snprintf(b, sizeof b, i == first ? "%x" : "%02x", m[i]);
+    s += b;
+  }
+  return s;
 }
 
 CongestionLogRead DecodeCongestionLog(const mad::MadBuffer& m) {

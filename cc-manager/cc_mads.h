@@ -3,13 +3,24 @@
 #pragma once
 #include <array>
 #include <cstdint>
+#include <string>
 #include <vector>
 
+#include "common/mad/gs_attributes.h"
 #include "common/mad/mad_header.h"
 
 namespace ibemu::ccmgr {
 
+constexpr int kPortsPerBlock = mad::switch_port_congestion_setting::kElementsPerBlock;
+constexpr int kCctPerBlock = mad::congestion_control_table::kEntriesPerBlock;
+
 mad::MadBuffer BuildCcMad(uint8_t method, uint16_t attr, uint32_t attr_mod, uint64_t cc_key);
+// The attribute's name as the annex spells it, for messages.
+const char* CcAttributeName(uint16_t attr);
+// What went wrong with the answer to `request` ("" if nothing): no answer, or a status.
+std::string CcReplyProblem(const mad::MadBuffer& request, bool answered, uint16_t status);
+// A 256-bit port mask as OpenSM writes it (0x, no leading zeros).
+std::string PortMaskHex(const std::array<uint8_t, 32>& m);
 // The attribute data of a CC MAD (MAD byte 64 on).
 inline uint8_t* CcData(mad::MadBuffer& m) {
   return m.data() + mad::kGsDataOffset;

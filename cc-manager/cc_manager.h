@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "cc-manager/cc_mads.h"
+#include "cc-manager/cca.h"
 #include "cc-manager/congestion_record.h"
 #include "cc-manager/policy.h"
 #include "ccmgr.pb.h"
@@ -23,27 +24,6 @@ namespace ibemu::ccmgr {
 // The agents the manager registers: directed-route SMPs for discovery, LID-routed SMPs for the
 // switches' forwarding tables (which port a logged packet left by), and the CC class.
 std::vector<fabricmgr::MadAgent> CcManagerAgents();
-
-// One CCA: a switch's (port 0) or a CA port's.
-struct Cca {
-  std::string name;
-  uint64_t guid = 0;
-  bool is_switch = false;
-  int port = 0;
-  int num_ports = 0;
-  uint16_t lid = 0;
-  std::string state = "pending";  // pending, verified, mismatch, refused, no answer, gone
-  std::string detail;
-  uint64_t programmed = 0;
-  uint64_t events = 0;
-  uint16_t key_violations = 0;
-  uint64_t traps = 0;  // Bad CC_Key traps received from it
-  // The last CongestionLog read: its counter and time, to count what was missed in between.
-  bool have_log = false;
-  uint16_t log_counter = 0;
-  uint32_t log_now = 0;
-  std::set<int> marking_ports;  // switch ports that have marked: each poll reports them all
-};
 
 class CcManager {
  public:
@@ -60,6 +40,7 @@ class CcManager {
   void OnUnsolicited(const fabricmgr::ReceivedMad& m);
   Status MakeStatus() const;
   const CcPolicy& policy() const { return policy_; }
+  void set_port_description(std::string d) { port_description_ = std::move(d); }
   const std::map<std::pair<uint64_t, int>, Cca>& ccas() const { return ccas_; }
 
  private:
@@ -87,7 +68,9 @@ class CcManager {
   uint64_t sweeps_ = 0;
   uint64_t key_violations_ = 0;
   uint64_t traps_ = 0;
-  uint16_t own_lid_ = 0;  // where the CCAs send their traps (the manager's port, from discovery)
+  uint16_t own_lid_ = 0;
+  std::string port_description_;  // "ibemu0 port 1", for status  // where the CCAs send their traps
+                                  // (the manager's port, from discovery)
 };
 
 }  // namespace ibemu::ccmgr

@@ -128,10 +128,10 @@ std::string FormatEvent(const Event& e) {
 std::string FormatStatus(const Status& s) {
   char line[512];
   std::snprintf(line, sizeof line,
-                "policy %s\n%u CCAs: %u verified, %u failed\n%llu sweeps, %llu MADs sent\n"
+                "policy %s, from %s\n%u CCAs: %u verified, %u failed\n%llu sweeps, %llu MADs sent\n"
                 "%llu congestion events counted, %llu read from the logs\n"
                 "%llu CC_Key violations, %llu Bad CC_Key traps\nexport %s\n",
-                s.policy().c_str(), s.ccas(), s.verified(), s.failed(),
+                s.policy().c_str(), s.port().c_str(), s.ccas(), s.verified(), s.failed(),
                 static_cast<unsigned long long>(s.sweeps()),
                 static_cast<unsigned long long>(s.mads_sent()),
                 static_cast<unsigned long long>(s.events_counted()),

@@ -65,7 +65,17 @@ std::vector<Event> CongestionRecord::Since(uint64_t after, size_t max) const {
 }
 
 void CongestionRecord::Finish() {
-  if (dir_.empty()) return;
+  if (finished_ || dir_.empty()) return;
+  finished_ = true;
+  try {
+    WriteSummaryAndPlot();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "ibemu-ccmgr: %s: the summary was not written: %s\n", dir_.c_str(),
+                 e.what());
+  }
+}
+
+void CongestionRecord::WriteSummaryAndPlot() {
   events_.flush();
   marking_.flush();
   nlohmann::json j;
@@ -82,7 +92,9 @@ void CongestionRecord::Finish() {
                      {"rate_per_s", t1 > t0 ? marks / (t1 - t0) : 0.0}});
   }
   j["marking"] = ports;
-  std::ofstream(fs::path(dir_) / "summary.json") << j.dump(2) << "\n";
+  // Node names come from NodeDescriptions, which need not be UTF-8.
+  std::ofstream(fs::path(dir_) / "summary.json")
+      << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   if (series_.empty()) return;
   // One line per switch port that marked, each a block of its own for gnuplot's `index`.
   fs::path data = fs::path(dir_) / "marking.dat";
@@ -103,8 +115,9 @@ void CongestionRecord::Finish() {
     int i = 0;
     for (const auto& [key, points] : series_) {
       if (i) g << ", \\\n     ";
-      g << "'" << data.string() << "' index " << i++ << " using 1:2 with lines title '" << key.first
-        << " port " << key.second << "'";
+      g << "'" << data.string() << "' index " << i++
+        << " using 1:2 with linespoints pt 7 ps 0.5 title '" << key.first << " port " << key.second
+        << "'";
     }
     g << "\n";
   }

@@ -19,6 +19,7 @@ class CongestionRecord {
  public:
   // `dir` "": nothing is written. Throws std::runtime_error when the directory cannot be made.
   explicit CongestionRecord(const std::string& dir);
+  ~CongestionRecord() { Finish(); }  // however the daemon ends, what it saw is written
 
   // Numbers the event (from 1) and keeps it.
   void Add(Event e);
@@ -28,12 +29,15 @@ class CongestionRecord {
 
   std::vector<Event> Since(uint64_t after, size_t max) const;
   uint64_t last_seq() const { return seq_; }
-  // Writes summary.json and marking.png; nothing without a directory.
+  // Writes summary.json and marking.png, once; nothing without a directory. Never throws (a
+  // failure is reported on stderr).
   void Finish();
   const std::string& dir() const { return dir_; }
 
  private:
+  void WriteSummaryAndPlot();
   std::string dir_;
+  bool finished_ = false;
   std::ofstream events_, marking_;
   std::deque<Event> recent_;
   uint64_t seq_ = 0;

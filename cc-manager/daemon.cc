@@ -1,5 +1,7 @@
 #include "cc-manager/daemon.h"
 
+#include <fcntl.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 // Before Boost.Asio: 1.74's awaitable.hpp uses std::exchange without including <utility>.
@@ -7,10 +9,11 @@
 // clang-format off: the order above matters
 #include <boost/asio.hpp>
 // clang-format on
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <ctime>
-#include <filesystem>
 #include <functional>
 #include <zmq.hpp>
 
@@ -21,6 +24,19 @@ namespace ibemu::ccmgr {
 namespace asio = boost::asio;
 
 namespace {
+
+void Log(const std::string& line);
+
+// Runs one handler's work; what it throws (a MAD port that failed, a file that cannot be
+// written) is logged and the daemon goes on: one bad moment must not end it.
+template <typename F>
+void Guarded(const char* what, F&& f) {
+  try {
+    f();
+  } catch (const std::exception& e) {
+    Log(std::string(what) + ": " + e.what());
+  }
+}
 
 void Log(const std::string& line) {
   std::time_t t = std::time(nullptr);
@@ -59,27 +75,27 @@ int RunDaemon(const DaemonOptions& o) {
     std::fprintf(stderr, "ibemu-ccmgr: error: %s\n", error.c_str());
     return 2;
   }
-  zmq::context_t ctx;
-  {
-    // Another daemon of this name answers a status request: refuse rather than steal its socket.
-    zmq::socket_t probe(ctx, zmq::socket_type::req);
-    probe.set(zmq::sockopt::linger, 0);
-    probe.set(zmq::sockopt::rcvtimeo, 300);
-    probe.connect(endpoint);
-    Request q;
-    q.mutable_status();
-    std::string text = q.SerializeAsString();
-    zmq::message_t reply;
-    if (std::filesystem::exists(endpoint.substr(6)) &&
-        probe.send(zmq::buffer(text), zmq::send_flags::dontwait) &&
-        probe.recv(reply, zmq::recv_flags::none)) {
-      std::fprintf(stderr,
-                   "ibemu-ccmgr: error: an ibemu-ccmgr named '%s' is already running (%s); use "
-                   "--name\n",
-                   o.name.c_str(), endpoint.c_str());
-      return 2;
-    }
+  // One daemon per name: the lock is held for the daemon's life, whatever it is busy with (a
+  // daemon in a long sweep would miss a status request and lose its socket to a second one).
+  std::string lock_path = transport::ResolveRunDir().path + "/ccmgr-" + o.name + ".lock";
+  int lock_fd = open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (lock_fd < 0) {
+    std::fprintf(stderr, "ibemu-ccmgr: error: %s: %s\n", lock_path.c_str(), std::strerror(errno));
+    return 2;
   }
+  if (flock(lock_fd, LOCK_EX | LOCK_NB) != 0) {
+    std::fprintf(stderr,
+                 "ibemu-ccmgr: error: an ibemu-ccmgr named '%s' is already running (%s); use "
+                 "--name\n",
+                 o.name.c_str(), endpoint.c_str());
+    close(lock_fd);
+    return 2;
+  }
+  struct CloseOnExit {
+    int fd;
+    ~CloseOnExit() { close(fd); }
+  } lock{lock_fd};
+  zmq::context_t ctx;
   try {
     fabricmgr::MadPort port(o.port_guid, CcManagerAgents());
     CcManager* manager_ptr = nullptr;  // the client comes first; traps go to the manager
@@ -91,6 +107,7 @@ int RunDaemon(const DaemonOptions& o) {
     CongestionRecord record(o.export_dir);
     CcManager manager(client, policy, record, Log);
     manager_ptr = &manager;
+    manager.set_port_description(port.ca_name() + " port " + std::to_string(port.port_num()));
     Log("on " + port.ca_name() + " port " + std::to_string(port.port_num()) + ", policy " +
         (policy.file.empty() ? "(defaults)" : policy.file) + ", control " + endpoint +
         (o.export_dir.empty() ? "" : ", export " + o.export_dir));
@@ -111,10 +128,16 @@ int RunDaemon(const DaemonOptions& o) {
         if (!rep.recv(msg, zmq::recv_flags::dontwait)) break;
         Request q;
         Reply r;
-        if (!q.ParseFromArray(msg.data(), static_cast<int>(msg.size())))
+        if (!q.ParseFromArray(msg.data(), static_cast<int>(msg.size()))) {
           r.set_error("not an ibemu.ccmgr.Request");
-        else
-          r = manager.Handle(q);
+        } else {
+          try {
+            r = manager.Handle(q);
+          } catch (const std::exception& e) {  // the port failed under it: say so, go on
+            r.Clear();
+            r.set_error(e.what());
+          }
+        }
         std::string text = r.SerializeAsString();
         rep.send(zmq::buffer(text), zmq::send_flags::none);
       }
@@ -124,7 +147,7 @@ int RunDaemon(const DaemonOptions& o) {
       zmq_fd.async_wait(asio::posix::descriptor_base::wait_read,
                         [&](const boost::system::error_code& ec) {
                           if (ec) return;
-                          drain();
+                          Guarded("CLI", drain);
                           wait_cli();
                         });
     };
@@ -134,15 +157,15 @@ int RunDaemon(const DaemonOptions& o) {
       mad_fd.async_wait(asio::posix::descriptor_base::wait_read,
                         [&](const boost::system::error_code& ec) {
                           if (ec) return;
-                          client.Poll(0);
-                          drain();
+                          Guarded("unsolicited MADs", [&] { client.Poll(0); });
+                          Guarded("CLI", drain);
                           wait_mad();
                         });
     };
     asio::steady_timer sweep_timer(io), poll_timer(io);
     std::function<void()> sweep = [&] {
-      manager.Sweep();
-      drain();
+      Guarded("sweep", [&] { manager.Sweep(); });
+      Guarded("CLI", drain);
       if (o.sweep_seconds <= 0) return;
       sweep_timer.expires_after(
           std::chrono::milliseconds(static_cast<int64_t>(o.sweep_seconds * 1000)));
@@ -154,8 +177,8 @@ int RunDaemon(const DaemonOptions& o) {
       poll_timer.expires_after(std::chrono::milliseconds(o.poll_ms));
       poll_timer.async_wait([&](const boost::system::error_code& ec) {
         if (ec) return;
-        manager.PollLogs();
-        drain();
+        Guarded("CongestionLog poll", [&] { manager.PollLogs(); });
+        Guarded("CLI", drain);
         poll();
       });
     };
@@ -165,7 +188,6 @@ int RunDaemon(const DaemonOptions& o) {
     if (o.poll_ms > 0) poll();
     io.run();
     Log("stopping");
-    record.Finish();
   } catch (const fabricmgr::MadPortError& e) {
     std::fprintf(stderr, "ibemu-ccmgr: error: %s\n", e.what());
     return 2;

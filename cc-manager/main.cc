@@ -127,11 +127,11 @@ int main(int argc, char** argv) {
     s->set_key(set_args[0]);
     s->set_sl(-1);
     if (set_args.size() == 3) {
-      try {
-        s->set_sl(std::stoi(set_args[1]));
-      } catch (const std::exception&) {
-        return Fail("set: '" + set_args[1] + "' is not an SL");
-      }
+      const std::string& sl = set_args[1];
+      if (sl.empty() || sl.size() > 2 || sl.find_first_not_of("0123456789") != std::string::npos ||
+          std::stoi(sl) > 15)
+        return Fail("set: '" + sl + "' is not an SL (0..15)");
+      s->set_sl(std::stoi(sl));
     }
     s->set_value(set_args.back());
   } else if (*status) {
@@ -150,7 +150,8 @@ int main(int argc, char** argv) {
       std::fflush(stdout);
       // Whatever was logged before, then only what is new.
       after = r.events_size() ? r.events(r.events_size() - 1).seq() : std::max(after, r.last_seq());
-      if (!follow) return 0;
+      // Without -f: everything the daemon keeps, in as many replies as it takes.
+      if (!follow && r.events_size() == 0) return 0;
       if (r.events_size() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(200));
     }
   }

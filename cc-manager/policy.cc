@@ -31,7 +31,8 @@ bool IsCcOption(const std::string& k) {
   return mad::SwitchCcOptions().count(k) || mad::CaCcOptions().count(k);
 }
 
-// The manager's own keys, beside OpenSM's.
+// A number for a key that is not one of OpenSM's CC options (the manager's own, a CCT generator's,
+// an SL), with the place in the error.
 uint64_t Number(const std::string& where, const std::string& key, const std::string& v,
                 uint64_t max) {
   try {
@@ -47,6 +48,7 @@ bool Bool(const std::string& where, const std::string& key, const std::string& v
   throw PolicyError(where + ": " + key + ": '" + v + "' is not TRUE or FALSE");
 }
 
+// The manager's own keys, beside OpenSM's.
 void SetOwnKey(CcPolicy* p, const std::string& where, const std::string& k, const std::string& v) {
   if (k == "cc_key") {
     p->cc_key = Number(where, k, v, ~uint64_t{0});
@@ -177,7 +179,8 @@ mad::SwitchPortCongestionSetting CcPolicy::PortFor(const std::string& name, uint
 void CcPolicy::SetOption(const std::string& node, const CcOption& o) {
   if (!IsCcOption(o.key)) throw PolicyError(o.key + ": not a congestion-control option");
   if (mad::IsPerSlCcOption(o.key) != (o.sl >= 0))
-    throw PolicyError(o.key + (o.sl >= 0 ? ": not a per-SL option" : ": needs an SL (--sl)"));
+    throw PolicyError(o.key +
+                      (o.sl >= 0 ? ": not a per-SL option" : ": needs an SL: `set KEY SL VALUE`"));
   mad::CcSettings probe = node.empty() ? sent : For(node, 0);
   try {
     Apply(o, &probe);
@@ -185,10 +188,17 @@ void CcPolicy::SetOption(const std::string& node, const CcOption& o) {
     throw PolicyError(o.key + ": " + e.what());
   }
   CheckCctiMin("the change", probe);
-  if (node.empty())
-    sent = probe;
-  else
+  if (!node.empty()) {
     node_options[node].push_back(o);
+    return;
+  }
+  // A fabric-wide change must leave every node with options of its own consistent too (a
+  // shorter table under a node's CCTI_Min): checked before anything changes.
+  CcPolicy after = *this;
+  after.sent = probe;
+  for (const auto& [name, options] : node_options)
+    CheckCctiMin("the change, for " + name, after.For(name, 0));
+  sent = probe;
 }
 
 void CcPolicy::SetPortOption(const std::string& node, int port, const std::string& key,
@@ -263,7 +273,9 @@ CcPolicy LoadOpenSmConf(const std::string& path) {
   return p;
 }
 
-CcPolicy LoadYamlPolicy(const std::string& path) {
+namespace {
+
+CcPolicy ReadYamlPolicy(const std::string& path) {
   YAML::Node root;
   try {
     root = YAML::LoadFile(path);
@@ -361,6 +373,19 @@ CcPolicy LoadYamlPolicy(const std::string& path) {
     }
   }
   return p;
+}
+
+}  // namespace
+
+CcPolicy LoadYamlPolicy(const std::string& path) {
+  // yaml-cpp's own exceptions (a key that is a list, a value of the wrong kind) are bad input
+  // like any other: refused with the place, never let out to the daemon.
+  try {
+    return ReadYamlPolicy(path);
+  } catch (const YAML::Exception& e) {
+    throw PolicyError(path + (e.mark.is_null() ? "" : ":" + std::to_string(e.mark.line + 1)) +
+                      ": " + e.msg);
+  }
 }
 
 CcPolicy LoadPolicy(const std::string& path) {

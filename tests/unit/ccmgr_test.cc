@@ -129,6 +129,9 @@ TEST(CcmgrPolicy, BadPoliciesAreRefusedNamingFileLineAndKey) {
   EXPECT_EQ(Refusal(d + "bad_generator.yaml"),
             d + "bad_generator.yaml:1: cct.generator: 'cubic' is not linear or quadratic");
   EXPECT_EQ(Refusal(d + "missing.yaml"), d + "missing.yaml: cannot be read");
+  // yaml-cpp's own refusals (a key that is a list) come out as the policy's, with the place.
+  EXPECT_EQ(Refusal(d + "list_key.yaml").rfind(d + "list_key.yaml:2: ", 0), 0u)
+      << Refusal(d + "list_key.yaml");
 }
 
 TEST(CcmgrLog, ASwitchLogIsReadWithItsCounterPortMapAndEntriesNewestFirst) {

@@ -5,6 +5,7 @@
 #include "common/wire/bth.h"
 #include "common/wire/lrh.h"
 #include "common/wire/opcode.h"
+#include "emulator/cc/ib/cct.h"
 
 namespace ibemu::cc::ib {
 
@@ -97,7 +98,7 @@ void CaThrottling::OnSent(HcaView& h, uint32_t qp, const Packet& p) {
   const mgmt::CcState& cc = h.Cca(port);
   uint16_t ccti = std::min<uint16_t>(Ccti(h, qp), cc.ccti_limit);
   SimTime base = opt_.cct_base > 0 ? opt_.cct_base : h.SerializationTime(port, h.Mtu());
-  SimTime ird = Delay(cc.cct[ccti], base);
+  SimTime ird = CctDelay(cc.cct[ccti], base);
   if (ird == 0) return;
   // The delay follows the packet: the next one may start once this one is out plus the IRD.
   SimTime next = h.Now() + h.SerializationTime(port, p.wire_bytes()) + ird;

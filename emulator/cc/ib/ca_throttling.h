@@ -20,11 +20,6 @@ class CaThrottling : public HcaCc {
   void OnSent(HcaView& h, uint32_t qp, const Packet& p) override;
   void OnTimer(HcaView& h, uint32_t a, uint64_t b) override;
 
-  // The inter-packet delay a CCT entry gives, for a port whose MTU packet takes `mtu_time`.
-  static SimTime Delay(uint16_t entry, SimTime base) {
-    return (base >> (entry >> 14)) * (entry & 0x3FFF);
-  }
-
  private:
   struct Timer {
     bool running = false;

@@ -2,7 +2,7 @@
 
 #include "common/wire/bth.h"
 #include "common/wire/lrh.h"
-#include "emulator/cc/ib/ca_throttling.h"
+#include "emulator/cc/ib/cct.h"
 
 namespace ibemu::cc::ib {
 
@@ -143,7 +143,7 @@ SimTime SwitchMarking::CreditReturnDelay(SwitchView& s, int in, int in_vl, int o
   if (delay == 0 || s.QueuedBlocks(out, out_vl) <= Level(cs_threshold, s.VlCapacityBlocks()))
     return 0;
   SimTime base = opt_.cct_base > 0 ? opt_.cct_base : s.SerializationTime(in, p.wire_bytes());
-  return CaThrottling::Delay(delay, base);
+  return CctDelay(delay, base);
 }
 
 }  // namespace ibemu::cc::ib
