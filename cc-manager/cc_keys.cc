@@ -5,14 +5,6 @@
 #include "common/mad/smp_attributes.h"
 
 namespace ibemu::ccmgr {
-namespace {
-
-using fabricmgr::MadReply;
-using fabricmgr::MadRequest;
-namespace attr = mad::attr;
-namespace method = mad::method;
-
-}  // namespace
 
 void CcManager::ReadKeys() {
   std::vector<MadRequest> q;

@@ -7,14 +7,6 @@
 #include "fabricmgr/discovery.h"
 
 namespace ibemu::ccmgr {
-namespace {
-
-using fabricmgr::MadReply;
-using fabricmgr::MadRequest;
-namespace attr = mad::attr;
-namespace method = mad::method;
-
-}  // namespace
 
 std::vector<fabricmgr::MadAgent> CcManagerAgents() {
   return {{mad::mgmt_class::kSubnDirected, 1, {}},

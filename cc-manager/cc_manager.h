@@ -21,6 +21,12 @@
 
 namespace ibemu::ccmgr {
 
+// The names the manager's files use for the MADs they send.
+using fabricmgr::MadReply;
+using fabricmgr::MadRequest;
+namespace attr = mad::attr;
+namespace method = mad::method;
+
 // The agents the manager registers: directed-route SMPs for discovery, LID-routed SMPs for the
 // switches' forwarding tables (which port a logged packet left by), and the CC class.
 std::vector<fabricmgr::MadAgent> CcManagerAgents();

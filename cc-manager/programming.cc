@@ -7,11 +7,6 @@
 namespace ibemu::ccmgr {
 namespace {
 
-using fabricmgr::MadReply;
-using fabricmgr::MadRequest;
-namespace attr = mad::attr;
-namespace method = mad::method;
-
 int CctBlocks(size_t entries) {
   return std::max<int>(1, static_cast<int>((entries + kCctPerBlock - 1) / kCctPerBlock));
 }
