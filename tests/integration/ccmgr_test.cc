@@ -193,6 +193,20 @@ TEST_F(Ccmgr, ProgramsFromAnOpenSmConfAndProgramsACaWhoseLinkComesUpLater) {
   EXPECT_EQ(DumpField(ct, "CCTI_Limit"), 15) << ct;  // the opensm.conf's 16-entry cc_cct
   std::string cs = f.Exec("H1:1", "ibccquery CS " + std::to_string(h7)).out;
   EXPECT_EQ(DumpField(cs, "CCTI_Timer"), 150) << cs;
+  EXPECT_EQ(DumpField(cs, "CCTI_Increase"), 1) << cs;
+  EXPECT_EQ(DumpField(cs, "Control_Map"), 1) << cs;
+  EXPECT_NE(ct.find("Entry:...........................15\nCCT_Shift:.......................0\n"
+                    "CCT_Multiplier:..................140"),
+            std::string::npos)
+      << ct;
+  // The switches, as the opensm.conf's switch options say (programmed at the start).
+  int64_t s2 = DumpField(f.Exec("H4:1", "smpquery -D portinfo 0,1 0").out, "Lid");
+  ASSERT_GT(s2, 0);
+  std::string ss = f.Exec("H1:1", "ibccquery SS " + std::to_string(s2)).out;
+  EXPECT_EQ(DumpField(ss, "Control_Map"), 0x1d) << ss;
+  EXPECT_EQ(DumpField(ss, "Threshold"), 15) << ss;
+  EXPECT_EQ(DumpField(ss, "Packet_Size"), 8) << ss;
+  EXPECT_EQ(DumpField(ss, "Marking_Rate"), 1) << ss;
 }
 
 TEST_F(Ccmgr, ABadPolicyIsRefusedBeforeAnythingStarts) {
