@@ -84,12 +84,16 @@ void CongestionRecord::WriteSummaryAndPlot() {
   nlohmann::json ports = nlohmann::json::array();
   for (const auto& [key, marks] : total_marks_) {
     auto [t0, t1] = span_[key];
+    // The time series as marking.csv has it, [time_s, marks per second] per poll.
+    nlohmann::json series = nlohmann::json::array();
+    for (auto [t, rate] : series_[key]) series.push_back({t, rate});
     ports.push_back({{"node", key.first},
                      {"port", key.second},
                      {"marks", marks},
                      {"from_s", t0},
                      {"to_s", t1},
-                     {"rate_per_s", t1 > t0 ? marks / (t1 - t0) : 0.0}});
+                     {"rate_per_s", t1 > t0 ? marks / (t1 - t0) : 0.0},
+                     {"series", series}});
   }
   j["marking"] = ports;
   // Node names come from NodeDescriptions, which need not be UTF-8.

@@ -159,9 +159,14 @@ TEST_F(Ccmgr, ProgramsFromItsPolicyChangesLiveRefusesAWrongKeyAndExportsTheMarki
   EXPECT_GT(ReadFile(exp + "/events.csv").size(), 1000u);
   nlohmann::json summary = nlohmann::json::parse(ReadFile(exp + "/summary.json"));
   double hot = 0;
+  size_t points = 0;
   for (const auto& p : summary["marking"])
-    if (p["node"] == "S2" && p["port"] == 2) hot = p["rate_per_s"].get<double>();
+    if (p["node"] == "S2" && p["port"] == 2) {
+      hot = p["rate_per_s"].get<double>();
+      points = p["series"].size();
+    }
   EXPECT_GT(hot, 1000) << summary.dump(2);  // H5's port on S2 marks thousands of times a second
+  EXPECT_GT(points, 3u) << "the rate over time, one point per poll";
   EXPECT_TRUE(fs::exists(exp + "/marking.png"));
 }
 
