@@ -93,9 +93,7 @@ bool CcManager::Sweep() {
 std::vector<Cca*> CcManager::Match(const std::string& node, int port, std::string* error) {
   std::vector<Cca*> out;
   for (auto& [key, c] : ccas_) {
-    char guid[24];
-    std::snprintf(guid, sizeof guid, "0x%016llx", static_cast<unsigned long long>(c.guid));
-    bool named = node.empty() || c.name == node || guid == node;
+    bool named = node.empty() || c.name == node || fabricmgr::GuidString(c.guid) == node;
     if (named && (port == 0 || c.is_switch || c.port == port)) out.push_back(&c);
   }
   if (out.empty()) {

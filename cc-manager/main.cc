@@ -10,6 +10,7 @@
 
 #include "cc-manager/cli.h"
 #include "cc-manager/daemon.h"
+#include "fabricmgr/subnet.h"
 
 namespace {
 
@@ -101,15 +102,8 @@ int main(int argc, char** argv) {
 
   CLI11_PARSE(app, argc, argv);
   if (*run) {
-    if (!guid_text.empty()) {
-      try {
-        size_t used = 0;
-        d.port_guid = std::stoull(guid_text, &used, 0);
-        if (used != guid_text.size()) throw std::invalid_argument("x");
-      } catch (const std::exception&) {
-        return Fail("--port-guid: '" + guid_text + "' is not a GUID");
-      }
-    }
+    if (!guid_text.empty() && !ibemu::fabricmgr::ParseGuid(guid_text, &d.port_guid))
+      return Fail("--port-guid: '" + guid_text + "' is not a GUID");
     d.name = name;
     return RunDaemon(d);
   }

@@ -2,7 +2,6 @@
 
 #include <yaml-cpp/yaml.h>
 
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -10,15 +9,10 @@
 
 #include "cc-manager/cct_generator.h"
 #include "common/mad/opensm_cc_options.h"
+#include "fabricmgr/subnet.h"
 
 namespace ibemu::ccmgr {
 namespace {
-
-std::string GuidText(uint64_t guid) {
-  char b[24];
-  std::snprintf(b, sizeof b, "0x%016llx", static_cast<unsigned long long>(guid));
-  return b;
-}
 
 void Apply(const CcOption& o, mad::CcSettings* s) {
   if (o.sl >= 0)
@@ -159,7 +153,7 @@ void CheckCctiMin(const std::string& where, const mad::CcSettings& s) {
 
 mad::CcSettings CcPolicy::For(const std::string& name, uint64_t guid) const {
   mad::CcSettings s = sent;
-  for (const std::string& id : {name, GuidText(guid)}) {
+  for (const std::string& id : {name, fabricmgr::GuidString(guid)}) {
     auto it = node_options.find(id);
     if (it == node_options.end()) continue;
     for (const CcOption& o : it->second) Apply(o, &s);
@@ -169,7 +163,7 @@ mad::CcSettings CcPolicy::For(const std::string& name, uint64_t guid) const {
 
 mad::SwitchPortCongestionSetting CcPolicy::PortFor(const std::string& name, uint64_t guid,
                                                    int port) const {
-  for (const std::string& id : {name, GuidText(guid)}) {
+  for (const std::string& id : {name, fabricmgr::GuidString(guid)}) {
     auto it = port_settings.find({id, port});
     if (it != port_settings.end()) return it->second;
   }
@@ -279,10 +273,8 @@ CcPolicy ReadYamlPolicy(const std::string& path) {
   YAML::Node root;
   try {
     root = YAML::LoadFile(path);
-  } catch (const YAML::BadFile&) {
+  } catch (const YAML::BadFile&) {  // the rest of yaml-cpp's refusals: LoadYamlPolicy
     throw PolicyError(path + ": cannot be read");
-  } catch (const YAML::Exception& e) {
-    throw PolicyError(path + ":" + std::to_string(e.mark.line + 1) + ": " + e.msg);
   }
   CcPolicy p;
   if (root.IsNull()) {

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "fabricmgr/subnet.h"
 #include "fabricmgr/subnet_manager.h"
 
 int main(int argc, char** argv) {
@@ -46,16 +47,10 @@ int main(int argc, char** argv) {
 
   CLI11_PARSE(app, argc, argv);
   if (*run) {
-    if (!guid_text.empty()) {
-      try {
-        size_t used = 0;
-        ro.port_guid = std::stoull(guid_text, &used, 0);
-        if (used != guid_text.size()) throw std::invalid_argument("x");
-      } catch (const std::exception&) {
-        std::fprintf(stderr, "ibemu-fabricmgr: error: --port-guid: '%s' is not a GUID\n",
-                     guid_text.c_str());
-        return 2;
-      }
+    if (!guid_text.empty() && !ParseGuid(guid_text, &ro.port_guid)) {
+      std::fprintf(stderr, "ibemu-fabricmgr: error: --port-guid: '%s' is not a GUID\n",
+                   guid_text.c_str());
+      return 2;
     }
     return RunDaemon(ro);
   }

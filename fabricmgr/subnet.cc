@@ -11,6 +11,16 @@ std::string GuidString(uint64_t guid) {
   return b;
 }
 
+bool ParseGuid(const std::string& text, uint64_t* guid) {
+  try {
+    size_t used = 0;
+    *guid = std::stoull(text, &used, 0);
+    return used == text.size();
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
 std::string NodeRecord::name() const {
   std::string n = description.substr(0, description.find(' '));
   return n.empty() ? GuidString(guid) : n;

@@ -70,5 +70,7 @@ std::string SpeedName(uint8_t link_speed_active, uint8_t link_speed_ext_active);
 std::string StateName(uint8_t port_state);
 std::string PhysName(uint8_t phys_state);
 std::string GuidString(uint64_t guid);
+// A GUID as a user writes it (0x hex or decimal, the whole text); false if it is not one.
+bool ParseGuid(const std::string& text, uint64_t* guid);
 
 }  // namespace ibemu::fabricmgr

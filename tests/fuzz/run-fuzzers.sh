@@ -27,7 +27,7 @@ $CXX -I"$OUT/gen" -o "$OUT/umad_client_fuzz" tests/fuzz/umad_client_fuzz.cc $MAD
 # ibemu-ccmgr's policy reader (YAML and opensm.conf).
 $CXX -o "$OUT/ccmgr_policy_fuzz" tests/fuzz/ccmgr_policy_fuzz.cc cc-manager/policy.cc \
   cc-manager/cct_generator.cc common/mad/opensm_cc_options.cc common/mad/cc_settings.cc \
-  common/mad/field.cc -lyaml-cpp
+  common/mad/field.cc fabricmgr/subnet.cc -lyaml-cpp
 # Seed corpora: real topology files, and one valid batch the codec wrote.
 mkdir -p "$OUT/corpus/topology" "$OUT/corpus/batch" "$OUT/corpus/mad" "$OUT/corpus/umad"
 # Policies: the committed ones and the refused ones, behind their format byte (1 YAML, 0 conf).
