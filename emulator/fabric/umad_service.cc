@@ -165,7 +165,9 @@ void UmadService::Handle(const std::string& routing_id, const std::string& body)
       const umad::Attach& a = req.attach();
       std::string err;
       int n = ca_node(a.node(), &err);
-      if (n >= 0 && (a.port() < 1 || static_cast<int>(a.port()) > s_.topo.nodes[n].num_ports)) {
+      // Compared unsigned: a port number of 2^31 or more must not turn negative on the way.
+      if (n >= 0 &&
+          (a.port() < 1 || a.port() > static_cast<uint32_t>(s_.topo.nodes[n].num_ports))) {
         err = "node '" + a.node() + "' has no port " + std::to_string(a.port()) + " (ports 1.." +
               std::to_string(s_.topo.nodes[n].num_ports) + ")";
         n = -1;

@@ -49,6 +49,9 @@ printf '\x08\x0c\x00\x08\x01\x1a\x08\x0a\x02H1\x10\x01\x18\x01' > "$OUT/corpus/u
 printf '\x00\x06\x00\x32\x04\x08\x01\x10\x01' > "$OUT/corpus/umad/issm"
 printf '\x09\x07\x00\x08\x02\x12\x03\x0a\x01X' > "$OUT/corpus/umad/query"
 printf '\x0a\x04\x00\x2a\x02\x08\x07' > "$OUT/corpus/umad/detach"
+# Regression: an Attach to port 2^31 (once taken as port -2^31), then IsSM on its handle.
+printf '\x08\x10\x00\x08\x01\x1a\x0c\x0a\x02H1\x10\x80\x80\x80\x80\x08\x18\x01\x00\x06\x00\x32\x04\x08\x01\x10\x01' \
+  > "$OUT/corpus/umad/attach_port_2_31"
 for t in topology:topology event_batch:batch mad:mad umad_client:umad ccmgr_policy:policy; do
   name=${t%%:*} corpus=${t##*:}
   echo "== fuzzing $name for ${SECS}s =="

@@ -1,0 +1,104 @@
+// The fabric's side of the host-library protocol (emulator/fabric/umad_service.cc), over real
+// ZeroMQ sockets: what an Attach may name, and that nothing a client sends reaches a port the
+// node does not have. Found by the umad_client fuzzer: a port number of 2^31 or more passed the
+// range check as a negative int, and a later SetIsSm wrote outside the node's port table.
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+#include <zmq.hpp>
+
+#include "common/mad/smp_attributes.h"
+#include "common/topology/generators.h"
+#include "emulator/engine/partition.h"
+#include "emulator/fabric/fabric.h"
+#include "emulator/fabric/umad_service.h"
+#include "umad.pb.h"
+
+namespace ibemu {
+namespace {
+
+class ClientAttach : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    s_.topo = topology::TestBed({link::Width::k4x, link::Speed::kDDR},
+                                {link::Width::k4x, link::Speed::kQDR});
+    s_.subnet_manager = "external";
+    f_ = fabric::BuildFabric(s_);
+    part_ = std::make_unique<engine::Partition>(f_->devices.size());
+    for (auto& d : f_->devices) part_->Add(d.get());
+    service_ =
+        std::make_unique<fabric::UmadService>(ctx_, "inproc://client-attach", *f_, s_, *part_);
+    part_->StartAll();
+    part_->RunUntil(10 * link::kPsPerUs);
+    client_.set(zmq::sockopt::routing_id, "client");
+    client_.set(zmq::sockopt::linger, 0);
+    client_.connect("inproc://client-attach");
+  }
+
+  void Send(const umad::ToFabric& m) {
+    std::string b = m.SerializeAsString();
+    client_.send(zmq::buffer(b), zmq::send_flags::none);
+    service_->Poll();
+  }
+  umad::FromFabric Reply() {
+    zmq::message_t m;
+    EXPECT_TRUE(client_.recv(m, zmq::recv_flags::dontwait));
+    umad::FromFabric r;
+    EXPECT_TRUE(r.ParseFromArray(m.data(), static_cast<int>(m.size())));
+    return r;
+  }
+  umad::Attached Attach(const std::string& node, uint32_t port, uint32_t handle) {
+    umad::ToFabric m;
+    m.set_request(handle);
+    m.mutable_attach()->set_node(node);
+    m.mutable_attach()->set_port(port);
+    m.mutable_attach()->set_handle(handle);
+    Send(m);
+    return Reply().attached();
+  }
+  uint32_t CapMask(const std::string& node, int port) {
+    return f_->devices[s_.topo.FindNode(node)]->port_mgmt(port).capability_mask;
+  }
+
+  scenario::Scenario s_;
+  std::unique_ptr<fabric::Fabric> f_;
+  std::unique_ptr<engine::Partition> part_;
+  zmq::context_t ctx_;
+  std::unique_ptr<fabric::UmadService> service_;
+  zmq::socket_t client_{ctx_, zmq::socket_type::dealer};
+};
+
+TEST_F(ClientAttach, PortNumbersOutsideTheNodeAreRefusedEvenWhenTheyLookNegative) {
+  for (uint32_t port : {0u, 2u, 0x7FFFFFFFu, 0x80000000u, 0xFFFFFFFFu}) {
+    umad::Attached a = Attach("H1", port, 7);
+    EXPECT_FALSE(a.ok()) << "port " << port;
+    EXPECT_EQ(a.error(), "node 'H1' has no port " + std::to_string(port) + " (ports 1..1)");
+  }
+  EXPECT_EQ(service_->attached_clients(), 0u);
+  // An IsSM for the refused handle changes no port.
+  uint32_t before = CapMask("H1", 1);
+  umad::ToFabric issm;
+  issm.mutable_issm()->set_handle(7);
+  issm.mutable_issm()->set_is_sm(true);
+  Send(issm);
+  EXPECT_EQ(CapMask("H1", 1), before);
+}
+
+TEST_F(ClientAttach, TheNodesPortIsAttachedAndIsSmSetsItsCapabilityBit) {
+  umad::Attached a = Attach("H1", 1, 3);
+  ASSERT_TRUE(a.ok()) << a.error();
+  EXPECT_EQ(a.handle(), 3u);
+  EXPECT_EQ(service_->attached_clients(), 1u);
+  umad::ToFabric issm;
+  issm.mutable_issm()->set_handle(3);
+  issm.mutable_issm()->set_is_sm(true);
+  Send(issm);
+  EXPECT_NE(CapMask("H1", 1) & mad::port_info::kCapIsSm, 0u);
+  issm.mutable_issm()->set_is_sm(false);
+  Send(issm);
+  EXPECT_EQ(CapMask("H1", 1) & mad::port_info::kCapIsSm, 0u);
+}
+
+}  // namespace
+}  // namespace ibemu
