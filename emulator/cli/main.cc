@@ -82,24 +82,37 @@ std::pair<std::string, int> ParsePortRef(const std::string& s) {
   return {s.substr(0, colon), std::stoi(s.substr(colon + 1))};
 }
 
-// `ibemu exec`: the program finds our libibumad.so.3 before the system's, and the library finds
-// the port and the fabric in the environment (docs/management.md).
-int ExecOnPort(const std::string& port, const std::string& fabric_name,
-               const std::vector<std::string>& cmd) {
-  ParsePortRef(port);  // refuses a malformed one before anything runs
-  std::string libdir;
-  if (const char* d = std::getenv("IBEMU_UMAD_LIBDIR")) libdir = d;
-  if (libdir.empty()) {
+// `ibemu exec`: the program finds our libibumad.so.3 and libibverbs.so.1 before the system's,
+// and the libraries find the HCA (and port) and the fabric in the environment
+// (docs/management.md, hostlib/verbs/README.md). `--hca <node>` alone gives umad the node's best
+// port, as libibumad picks port 0.
+std::string HostLibDir(const char* env, const std::string& sub, const char* file,
+                       const char* target) {
+  std::string dir;
+  if (const char* d = std::getenv(env)) dir = d;
+  if (dir.empty()) {
     std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe");
-    libdir = (self.parent_path().parent_path() / "hostlib" / "umad").string();
+    dir = (self.parent_path().parent_path() / "hostlib" / sub).string();
   }
-  if (!std::filesystem::exists(std::filesystem::path(libdir) / "libibumad.so.3"))
-    throw std::runtime_error("no libibumad.so.3 in " + libdir +
-                             " (build the ibemu_umad target, or set IBEMU_UMAD_LIBDIR)");
-  std::string ld = libdir;
+  if (!std::filesystem::exists(std::filesystem::path(dir) / file))
+    throw std::runtime_error("no " + std::string(file) + " in " + dir + " (build the " + target +
+                             " target, or set " + env + ")");
+  return dir;
+}
+
+int ExecOnHca(const std::string& port, const std::string& hca, const std::string& fabric_name,
+              const std::vector<std::string>& cmd) {
+  std::string node = hca;
+  if (!port.empty()) {
+    node = ParsePortRef(port).first;  // refuses a malformed one before anything runs
+  }
+  if (node.empty()) throw std::invalid_argument("give --hca <node> or --port <node>:<port>");
+  std::string ld = HostLibDir("IBEMU_UMAD_LIBDIR", "umad", "libibumad.so.3", "ibemu_umad") + ":" +
+                   HostLibDir("IBEMU_VERBS_LIBDIR", "verbs", "libibverbs.so.1", "ibemu_verbs");
   if (const char* old = std::getenv("LD_LIBRARY_PATH"); old && *old) ld += ":" + std::string(old);
   setenv("LD_LIBRARY_PATH", ld.c_str(), 1);
-  setenv("IBEMU_UMAD_PORT", port.c_str(), 1);
+  setenv("IBEMU_UMAD_PORT", port.empty() ? node.c_str() : port.c_str(), 1);
+  setenv("IBEMU_VERBS_HCA", node.c_str(), 1);
   setenv("IBEMU_FABRIC", fabric_name.c_str(), 1);
   std::vector<char*> argv;
   for (const std::string& a : cmd) argv.push_back(const_cast<char*>(a.c_str()));
@@ -210,13 +223,16 @@ int main(int argc, char** argv) {
       ->required()
       ->check(CLI::IsMember({"down", "up"}));
   linkc->add_option("--name", link_name, "which fabric (default: default)");
-  std::string exec_port, exec_name = "default";
+  std::string exec_port, exec_hca, exec_name = "default";
   std::vector<std::string> exec_cmd;
   CLI::App* exec = app.add_subcommand(
       "exec",
-      "run a program (smpquery, ibnetdiscover, opensm, ...) on an HCA port of a fabric "
-      "that is up, through the emulator's libibumad");
-  exec->add_option("--port", exec_port, "node:port to attach to, e.g. H1:1")->required();
+      "run a program (ibv_devinfo, ibv_rc_pingpong, smpquery, opensm, ...) on an HCA of a "
+      "fabric that is up, through the emulator's libibverbs and libibumad");
+  auto* exec_hca_opt =
+      exec->add_option("--hca", exec_hca, "the CA node the program runs on, e.g. H1");
+  exec->add_option("--port", exec_port, "node:port for the MAD tools, e.g. H1:1")
+      ->excludes(exec_hca_opt);
   exec->add_option("--name", exec_name, "which fabric (default: default)");
   exec->add_option("command", exec_cmd, "the program and its arguments (after --)")->required();
   std::string down_name = "default";
@@ -246,7 +262,7 @@ int main(int argc, char** argv) {
       if (!up_sm.empty()) s.subnet_manager = up_sm;
       return fabric::Up(std::move(s), up_opts);
     }
-    if (*exec) return ExecOnPort(exec_port, exec_name, exec_cmd);
+    if (*exec) return ExecOnHca(exec_port, exec_hca, exec_name, exec_cmd);
     if (*linkc) {
       auto [node, port] = ParsePortRef(link_port);
       return fabric::Link(link_name, node, port, link_state == "up");

@@ -12,6 +12,10 @@ namespace {
 // The source LP of injected events: after every device, so ordering stays deterministic.
 constexpr engine::LpId kInjectSource = 0xFFFFFFFEu;
 constexpr size_t kMaxAttachmentsPerClient = 1024;
+// Every emulated host has one HCA, so each sees it as the first mlx5 device, as a host with one
+// ConnectX-5 does.
+constexpr const char* kCaName = "mlx5_0";
+constexpr const char* kFirmwareVersion = "16.35.1012";
 
 uint32_t RateGbps(const mgmt::PortMgmt& pm) {
   static constexpr double kLane[] = {2.5, 5, 10, 14, 25, 50, 100};
@@ -112,15 +116,23 @@ void UmadService::Handle(const std::string& routing_id, const std::string& body)
   auto describe = [&](int n, umad::CaAttributes* ca) {
     mgmt::ManagedNode& d = *f_.devices[n];
     const mgmt::NodeMgmt& nm = d.node_mgmt();
-    ca->set_ca_name("ibemu0");
+    // Named and numbered as a ConnectX-5 on a host of its own is (docs/verbs.md).
+    ca->set_ca_name(kCaName);
     ca->set_node(s_.topo.nodes[n].name);
     ca->set_node_type(nm.node_type);
     ca->set_num_ports(static_cast<uint32_t>(d.num_ports()));
     ca->set_node_guid(nm.node_guid);
     ca->set_system_guid(nm.system_guid);
-    ca->set_fw_ver("1.0.0");
-    ca->set_hw_rev("0");
-    ca->set_ca_type("ibemu");
+    ca->set_fw_ver(kFirmwareVersion);
+    char rev[16];
+    std::snprintf(rev, sizeof rev, "0x%x", nm.revision);
+    ca->set_hw_rev(rev);
+    ca->set_ca_type("MT" + std::to_string(nm.device_id));
+    ca->set_vendor_id(nm.vendor_id);
+    ca->set_device_id(nm.device_id);
+    ca->set_revision(nm.revision);
+    ca->set_board_id("IBEMU_" + std::to_string(nm.device_id));
+    ca->set_node_description(nm.description);
     for (int p = 1; p <= d.num_ports(); ++p) {
       const mgmt::PortMgmt& pm = d.port_mgmt(p);
       umad::PortAttributes* pa = ca->add_ports();
@@ -138,6 +150,15 @@ void UmadService::Handle(const std::string& routing_id, const std::string& body)
       pa->set_link_width_active(pm.link_width_active);
       pa->set_link_speed_active(pm.link_speed_active);
       for (uint16_t k : pm.pkeys) pa->add_pkeys(k);
+      pa->set_link_speed_ext_active(pm.link_speed_ext_active);
+      pa->set_mtu_cap(pm.mtu_cap);
+      pa->set_neighbor_mtu(pm.neighbor_mtu);
+      pa->set_vl_cap(pm.vl_cap);
+      pa->set_subnet_timeout(pm.subnet_timeout);
+      pa->set_capmask2(pm.capability_mask2);
+      pa->set_p_key_violations(pm.p_key_violations);
+      pa->set_q_key_violations(pm.q_key_violations);
+      pa->set_guid_cap(pm.guid_cap);
     }
   };
   auto ca_node = [&](const std::string& name, std::string* err) {

@@ -25,8 +25,7 @@ void CopyString(char* dst, size_t size, const std::string& src) {
 
 Config Config::FromEnv() {
   Config c;
-  c.run_dir = transport::ResolveRunDir();
-  if (const char* v = std::getenv("IBEMU_FABRIC"); v && *v) c.fabric = v;
+  static_cast<hostclient::FabricAddress&>(c) = hostclient::FabricAddress::FromEnv();
   if (const char* v = std::getenv("IBEMU_UMAD_PORT"); v && *v) {
     // Node names may themselves contain ':' only before the last one.
     std::string s = v;
@@ -42,13 +41,7 @@ Config Config::FromEnv() {
       c.port = 0;
     }
   }
-  if (const char* v = std::getenv("IBEMU_UMAD_QUERY_TIMEOUT_MS"); v && *v)
-    c.query_timeout = std::chrono::milliseconds(std::max(1L, std::atol(v)));
   return c;
-}
-
-std::string Config::SocketPath() const {
-  return transport::FilesOf(run_dir.path, fabric).umad;
 }
 
 const PortAttributes* FindPort(const CaAttributes& ca, int portnum) {

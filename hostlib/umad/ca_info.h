@@ -7,27 +7,21 @@
 #include <chrono>
 #include <string>
 
-#include "common/transport/run_dir.h"
+#include "hostlib/client/fabric_address.h"
 #include "umad.pb.h"
 
 namespace ibemu::umad {
 
 // The CA name used until the fabric names it (CaAttributes.ca_name).
-inline constexpr const char* kDefaultCaName = "ibemu0";
+inline constexpr const char* kDefaultCaName = "mlx5_0";
 
-struct Config {
-  transport::RunDir run_dir;       // IBEMU_RUN_DIR, XDG_RUNTIME_DIR/ibemu or /tmp/ibemu-<uid>
-  std::string fabric = "default";  // IBEMU_FABRIC
-  std::string node;                // IBEMU_UMAD_PORT=<node>:<port>; empty when unset
+// The fabric (shared with the verbs library) and the port this process stands behind.
+struct Config : hostclient::FabricAddress {
+  std::string node;  // IBEMU_UMAD_PORT=<node>:<port>; empty when unset
   int port = 0;
   bool port_given = false;  // "<node>" alone: the best port, as libibumad resolves port 0
-  // How long a Query or Attach may take before the fabric counts as absent
-  // (IBEMU_UMAD_QUERY_TIMEOUT_MS).
-  std::chrono::milliseconds query_timeout{2000};
 
   static Config FromEnv();
-  std::string SocketPath() const;  // <run dir>/<fabric>.umad.sock
-  std::string Endpoint() const { return "ipc://" + SocketPath(); }
 };
 
 // Port 0 of umad_open_port/umad_get_port means "pick one": the configured port, or else, like

@@ -18,11 +18,13 @@
 #include <cstring>
 #include <set>
 
+#include "hostlib/client/host_log.h"
 #include "hostlib/umad/mad_view.h"
 #include "hostlib/umad/rmpp_header.h"
-#include "hostlib/umad/umad_log.h"
 
 namespace ibemu::umad {
+
+using hostclient::Warn;
 
 namespace {
 
@@ -164,14 +166,6 @@ void Host::Hint(const std::string& why) {
   std::fprintf(stderr, "libibumad (ibemu): no InfiniBand device: %s\n", why.c_str());
 }
 
-std::string Host::FabricNotUp() const {
-  std::string name = cfg_.fabric == "default" ? "" : " --name " + cfg_.fabric;
-  return "no fabric named '" + cfg_.fabric + "' is up in run directory " + cfg_.run_dir.path +
-         (cfg_.run_dir.source == "default" ? "" : " (from " + cfg_.run_dir.source + ")") + " (no " +
-         cfg_.SocketPath() + "). Start one with `ibemu up <topology or scenario>" + name +
-         "`, and run the tool with `ibemu exec" + name + " --port <node>:<port> -- <tool>`";
-}
-
 bool Host::EnsureLink() {
   std::lock_guard lock(mu_);
   return link_.Start(cfg_.Endpoint());
@@ -185,36 +179,14 @@ int Host::Describe(CaAttributes* ca) {
         "`ibemu exec --port <node>:<port> -- <tool>` (or set IBEMU_UMAD_PORT=<node>:<port>)");
     return -ENODEV;
   }
-  struct stat st;
-  if (stat(cfg_.SocketPath().c_str(), &st) != 0) {
-    Hint(FabricNotUp());
+  std::string why;
+  auto described = hostclient::DescribeNode(
+      cfg_, cfg_.node, "IBEMU_UMAD_PORT", link_, [this] { return EnsureLink(); }, &why);
+  if (!described) {
+    Hint(why);
     return -ENODEV;
   }
-  if (!EnsureLink()) return -ENODEV;
-  ToFabric msg;
-  msg.mutable_query()->set_node(cfg_.node);
-  // Once the fabric has failed to answer, later calls only glance for it, so a tool facing a
-  // dead fabric fails in one timeout rather than one per call.
-  auto timeout = link_.responsive() ? cfg_.query_timeout
-                                    : std::min(cfg_.query_timeout, std::chrono::milliseconds(100));
-  auto reply = link_.Call(msg, timeout);
-  if (!reply) {
-    // The socket file exists, so either it is going down right now or it was killed and left
-    // its files: either way `ibemu up` is the remedy (it removes what a dead fabric left).
-    Hint("fabric '" + cfg_.fabric + "' in run directory " + cfg_.run_dir.path +
-         " does not answer at " + cfg_.SocketPath() + " within " + std::to_string(timeout.count()) +
-         " ms (going down, or killed: `ibemu status" +
-         (cfg_.fabric == "default" ? "" : " --name " + cfg_.fabric) +
-         "` tells; `ibemu up` "
-         "starts a new one)");
-    return -ENODEV;
-  }
-  if (!reply->has_described() || !reply->described().ok()) {
-    Hint("fabric '" + cfg_.fabric + "' has no node '" + cfg_.node + "' for IBEMU_UMAD_PORT (" +
-         reply->described().error() + ")");
-    return -ENODEV;
-  }
-  *ca = reply->described().ca();
+  *ca = std::move(*described);
   return 0;
 }
 
@@ -278,7 +250,7 @@ int Host::OpenPort(const char* ca_name, int portnum) {
     files_[fd]->issm = true;
     PostIsSm(*files_[fd], true);
   }
-  UMAD_TRACE("opened %s port %d fd %d handle %u", cfg_.node.c_str(), portnum, fd, handle);
+  HOST_TRACE("opened %s port %d fd %d handle %u", cfg_.node.c_str(), portnum, fd, handle);
   return fd;
 }
 
@@ -312,7 +284,7 @@ int Host::Register(int fd, const AgentRequest& req, uint32_t* agent_id) {
   auto id = file->agents.Add(req, NextHiTid());
   if (!id) return -ENOMEM;
   *agent_id = *id;
-  UMAD_TRACE("fd %d agent %u class 0x%x version %u qp %u", fd, *id, req.mgmt_class,
+  HOST_TRACE("fd %d agent %u class 0x%x version %u qp %u", fd, *id, req.mgmt_class,
              req.class_version, QpnForClass(req.mgmt_class));
   return 0;
 }
@@ -365,7 +337,7 @@ int Host::Send(int fd, uint32_t agent_id, const uint8_t* umad, int length, int t
   const MadView view{mad};
   if (StampsTid(view.method()))
     SetTid(mad, uint64_t{agent->hi_tid} << 32 | (view.tid() & 0xFFFFFFFFu));
-  UMAD_TRACE(
+  HOST_TRACE(
       "fd %d agent %u class 0x%x method 0x%x attr 0x%x tid 0x%016llx length %d%s timeout %d "
       "retries %d",
       fd, agent_id, view.mgmt_class(), view.method(), view.attr_id(),
@@ -487,7 +459,7 @@ void Host::OnFabricMessage(const FromFabric& msg) {
     agent = file.agents.ForRequest(view.mgmt_class(), view.class_version(), view.method(), oui);
   }
   if (!agent) {
-    UMAD_TRACE("no agent for class 0x%x method 0x%x tid 0x%016llx: dropped", view.mgmt_class(),
+    HOST_TRACE("no agent for class 0x%x method 0x%x tid 0x%016llx: dropped", view.mgmt_class(),
                view.method(), static_cast<unsigned long long>(view.tid()));
     return;
   }
@@ -506,7 +478,7 @@ void Host::OnFabricMessage(const FromFabric& msg) {
   // outstanding: late duplicates and responses nobody waits for are dropped, as in ib_mad.
   if (IsResponse(view.method()) && !file.sends.Complete(agent->id, view.tid(), view.mgmt_class()) &&
       !file.rmpp_sends.CompleteResponse(agent->id, view.tid(), view.mgmt_class())) {
-    UMAD_TRACE("response tid 0x%016llx: no request outstanding, dropped",
+    HOST_TRACE("response tid 0x%016llx: no request outstanding, dropped",
                static_cast<unsigned long long>(view.tid()));
     return;
   }
@@ -530,7 +502,7 @@ std::optional<std::vector<uint8_t>> Host::RmppReceiveLocked(UmadFile& file, cons
     reply.status = status;
     wire.push_back(RmppReply(mad, from, reply));
   };
-  UMAD_TRACE("agent %u RMPP type %u flags 0x%x status %u seg %u paylen/newwin %u tid 0x%016llx",
+  HOST_TRACE("agent %u RMPP type %u flags 0x%x status %u seg %u paylen/newwin %u tid 0x%016llx",
              agent.id, h.type, h.flags, h.status, h.seg_num, h.paylen_newwin,
              static_cast<unsigned long long>(MadView{mad}.tid()));
   if (h.version != kRmppVersion) {
@@ -603,7 +575,7 @@ void Host::OnTimers(Clock::time_point now) {
       auto* out = reinterpret_cast<ib_user_mad*>(rec.data());
       out->timeout_ms = hdr.timeout_ms;
       out->retries = hdr.retries;
-      UMAD_TRACE("fd %d agent %u tid 0x%016llx timed out", fd, s.agent_id,
+      HOST_TRACE("fd %d agent %u tid 0x%016llx timed out", fd, s.agent_id,
                  static_cast<unsigned long long>(s.tid));
       Push(*file, std::move(rec));
     }

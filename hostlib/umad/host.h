@@ -17,14 +17,17 @@
 #include <string>
 #include <vector>
 
+#include "hostlib/client/fabric_link.h"
 #include "hostlib/umad/agent_table.h"
 #include "hostlib/umad/ca_info.h"
-#include "hostlib/umad/fabric_link.h"
 #include "hostlib/umad/rmpp_receiver.h"
 #include "hostlib/umad/rmpp_sender.h"
 #include "hostlib/umad/send_tracker.h"
 
 namespace ibemu::umad {
+
+using hostclient::FabricLink;
+using hostclient::LinkListener;
 
 // sizeof(struct ib_user_mad): the header with P_Key index, which is all the kernel has offered
 // since ABI 5 (IB_USER_MAD_ENABLE_PKEY). umad_size() and umad_get_mad() use it throughout.
@@ -98,7 +101,6 @@ class Host final : public LinkListener {
 
   bool EnsureLink();
   void Hint(const std::string& why);
-  std::string FabricNotUp() const;
   UmadFile* FindLocked(int fd);
   uint32_t NextHiTid();
   void Push(UmadFile& file, std::vector<uint8_t> record);

@@ -14,9 +14,9 @@
 #include <string>
 #include <vector>
 
+#include "hostlib/client/host_log.h"
 #include "hostlib/umad/ca_info.h"
 #include "hostlib/umad/host.h"
-#include "hostlib/umad/umad_log.h"
 
 #define UMAD_EXPORT extern "C" __attribute__((visibility("default")))
 
@@ -34,7 +34,7 @@ R Guard(R on_error, F&& f) {
   try {
     return f();
   } catch (const std::exception& e) {
-    ibemu::umad::Warn("libibumad", "%s", e.what());
+    ibemu::hostclient::Warn("libibumad", "%s", e.what());
     errno = ENOMEM;
     return on_error;
   }
@@ -55,7 +55,7 @@ int RegisterCommon(int fd, const AgentRequest& req) {
   uint32_t id = 0;
   int r = Host::Get().Register(fd, req, &id);
   if (r < 0) {
-    UMAD_TRACE("fd %d registering class 0x%x version %u failed: %s", fd, req.mgmt_class,
+    HOST_TRACE("fd %d registering class 0x%x version %u failed: %s", fd, req.mgmt_class,
                req.class_version, std::strerror(-r));
     errno = -r;
     return -EPERM;
@@ -72,7 +72,7 @@ constexpr uint32_t kOpenIbOui = 0x001405;
 }  // namespace
 
 UMAD_EXPORT int umad_init(void) {
-  UMAD_TRACE("umad_init");
+  HOST_TRACE("umad_init");
   return 0;
 }
 
@@ -148,7 +148,7 @@ UMAD_EXPORT int umad_get_issm_path(const char* ca_name, int portnum, char path[]
 }
 
 UMAD_EXPORT int umad_open_port(const char* ca_name, int portnum) {
-  UMAD_TRACE("ca %s port %d", ca_name ? ca_name : "(null)", portnum);
+  HOST_TRACE("ca %s port %d", ca_name ? ca_name : "(null)", portnum);
   return Guard(-ENOMEM, [&] {
     int r = Host::Get().OpenPort(ca_name, portnum);
     return r < 0 ? PortError(r, portnum, -EINVAL) : r;
@@ -223,7 +223,7 @@ UMAD_EXPORT int umad_send(int portid, int agentid, void* umad, int length, int t
     hdr->timeout_ms = static_cast<uint32_t>(timeout_ms);
     hdr->retries = static_cast<uint32_t>(retries);
     hdr->agent_id = static_cast<uint32_t>(agentid);
-    if (ibemu::umad::DebugLevel() > 1) umad_dump(umad);
+    if (ibemu::hostclient::DebugLevel() > 1) umad_dump(umad);
     int r = agentid < 0
                 ? -EINVAL
                 : Host::Get().Send(portid, static_cast<uint32_t>(agentid),
@@ -318,26 +318,27 @@ UMAD_EXPORT int umad_unregister(int portid, int agentid) {
 }
 
 UMAD_EXPORT int umad_debug(int level) {
-  if (level >= 0) ibemu::umad::DebugLevel() = level;
-  return ibemu::umad::DebugLevel();
+  if (level >= 0) ibemu::hostclient::DebugLevel() = level;
+  return ibemu::hostclient::DebugLevel();
 }
 
 UMAD_EXPORT void umad_addr_dump(ib_mad_addr_t* addr) {
   char gid[33];
   for (int i = 0; i < 16; ++i) std::snprintf(gid + 2 * i, 3, "%02x", addr->gid[i]);
-  ibemu::umad::Warn(__func__,
-                    "qpn %u qkey 0x%x lid %u sl %d\n"
-                    "grh_present %d gid_index %d hop_limit %d traffic_class %d flow_label 0x%x "
-                    "pkey_index 0x%x\nGid 0x%s",
-                    be32toh(addr->qpn), be32toh(addr->qkey), be16toh(addr->lid), addr->sl,
-                    addr->grh_present, addr->gid_index, addr->hop_limit, addr->traffic_class,
-                    be32toh(addr->flow_label), addr->pkey_index, gid);
+  ibemu::hostclient::Warn(
+      __func__,
+      "qpn %u qkey 0x%x lid %u sl %d\n"
+      "grh_present %d gid_index %d hop_limit %d traffic_class %d flow_label 0x%x "
+      "pkey_index 0x%x\nGid 0x%s",
+      be32toh(addr->qpn), be32toh(addr->qkey), be16toh(addr->lid), addr->sl, addr->grh_present,
+      addr->gid_index, addr->hop_limit, addr->traffic_class, be32toh(addr->flow_label),
+      addr->pkey_index, gid);
 }
 
 UMAD_EXPORT void umad_dump(void* umad) {
   const ib_user_mad* hdr = Hdr(umad);
-  ibemu::umad::Warn(__func__, "agent id %u status %x timeout %u", hdr->agent_id, hdr->status,
-                    hdr->timeout_ms);
+  ibemu::hostclient::Warn(__func__, "agent id %u status %x timeout %u", hdr->agent_id, hdr->status,
+                          hdr->timeout_ms);
   umad_addr_dump(&Hdr(umad)->addr);
 }
 

@@ -3,16 +3,16 @@
 #pragma once
 #include <atomic>
 
-namespace ibemu::umad {
+namespace ibemu::hostclient {
 
 // umad_debug() level; IBEMU_UMAD_DEBUG=<n> sets it at load time.
 std::atomic<int>& DebugLevel();
 
 void Warn(const char* func, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
 
-}  // namespace ibemu::umad
+}  // namespace ibemu::hostclient
 
-#define UMAD_TRACE(...)                                                              \
-  do {                                                                               \
-    if (::ibemu::umad::DebugLevel() > 0) ::ibemu::umad::Warn(__func__, __VA_ARGS__); \
+#define HOST_TRACE(...)                                                                          \
+  do {                                                                                           \
+    if (::ibemu::hostclient::DebugLevel() > 0) ::ibemu::hostclient::Warn(__func__, __VA_ARGS__); \
   } while (0)

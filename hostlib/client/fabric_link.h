@@ -1,4 +1,4 @@
-// The library's one connection to the fabric: a ZeroMQ DEALER to the ROUTER of `ibemu up`
+// A host library's one connection to the fabric: a ZeroMQ DEALER to the ROUTER of `ibemu up`
 // (common/transport/umad.proto), owned by one I/O thread because ZeroMQ sockets are not
 // thread-safe while the umad API is called from many threads at once (OpenSM sends from its
 // sweeper threads while its receiver thread blocks in umad_recv). Application threads hand
@@ -18,7 +18,10 @@
 
 #include "umad.pb.h"
 
-namespace ibemu::umad {
+namespace ibemu::hostclient {
+
+using umad::FromFabric;
+using umad::ToFabric;
 
 // What the I/O thread calls back into. Called on the I/O thread only.
 class LinkListener {
@@ -85,4 +88,4 @@ class FabricLink {
   std::map<uint64_t, std::optional<FromFabric>> rpc_;
 };
 
-}  // namespace ibemu::umad
+}  // namespace ibemu::hostclient

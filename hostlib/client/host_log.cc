@@ -1,4 +1,4 @@
-#include "hostlib/umad/umad_log.h"
+#include "hostlib/client/host_log.h"
 
 #include <unistd.h>
 
@@ -6,7 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 
-namespace ibemu::umad {
+namespace ibemu::hostclient {
 
 std::atomic<int>& DebugLevel() {
   static std::atomic<int> level{[] {
@@ -26,4 +26,4 @@ void Warn(const char* func, const char* fmt, ...) {
   std::fprintf(stderr, "ibwarn: [%d] %s: %s\n", static_cast<int>(getpid()), func, msg);
 }
 
-}  // namespace ibemu::umad
+}  // namespace ibemu::hostclient

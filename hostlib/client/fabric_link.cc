@@ -1,4 +1,4 @@
-#include "hostlib/umad/fabric_link.h"
+#include "hostlib/client/fabric_link.h"
 
 #include <pthread.h>
 #include <signal.h>
@@ -11,9 +11,9 @@
 #include <cstring>
 #include <vector>
 
-#include "hostlib/umad/umad_log.h"
+#include "hostlib/client/host_log.h"
 
-namespace ibemu::umad {
+namespace ibemu::hostclient {
 
 namespace {
 
@@ -123,7 +123,7 @@ void FabricLink::SendQueued() {
   }
   for (const std::string& bytes : batch) {
     if (zmq_send(dealer_, bytes.data(), bytes.size(), ZMQ_DONTWAIT) < 0)
-      UMAD_TRACE("message to the fabric dropped: %s", zmq_strerror(zmq_errno()));
+      HOST_TRACE("message to the fabric dropped: %s", zmq_strerror(zmq_errno()));
   }
 }
 
@@ -139,7 +139,7 @@ void FabricLink::ReceiveAll() {
     bool ok = msg.ParseFromArray(zmq_msg_data(&part), static_cast<int>(zmq_msg_size(&part)));
     zmq_msg_close(&part);
     if (!ok) {
-      UMAD_TRACE("unparsable message from the fabric dropped");
+      HOST_TRACE("unparsable message from the fabric dropped");
       continue;
     }
     responsive_ = true;
@@ -179,7 +179,7 @@ void FabricLink::ReadMonitor() {
       zmq_msg_close(&frame);
     }
     if (event == ZMQ_EVENT_CONNECTED && ++connects_ > 1) {
-      UMAD_TRACE("reconnected to the fabric; attaching again");
+      HOST_TRACE("reconnected to the fabric; attaching again");
       listener_->OnReconnected();
     }
   }
@@ -202,7 +202,7 @@ void FabricLink::Run() {
     if (extra >= 0) items.push_back({nullptr, extra, ZMQ_POLLIN, 0});
     if (zmq_poll(items.data(), static_cast<int>(items.size()), timeout_ms) < 0 &&
         zmq_errno() != EINTR) {
-      UMAD_TRACE("zmq_poll: %s", zmq_strerror(zmq_errno()));
+      HOST_TRACE("zmq_poll: %s", zmq_strerror(zmq_errno()));
     }
     if (items[2].revents & ZMQ_POLLIN) {
       uint64_t count;
@@ -216,4 +216,4 @@ void FabricLink::Run() {
   }
 }
 
-}  // namespace ibemu::umad
+}  // namespace ibemu::hostclient

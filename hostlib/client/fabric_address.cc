@@ -1,0 +1,66 @@
+#include "hostlib/client/fabric_address.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cstdlib>
+
+namespace ibemu::hostclient {
+
+FabricAddress FabricAddress::FromEnv() {
+  FabricAddress a;
+  a.run_dir = transport::ResolveRunDir();
+  if (const char* v = std::getenv("IBEMU_FABRIC"); v && *v) a.fabric = v;
+  if (const char* v = std::getenv("IBEMU_UMAD_QUERY_TIMEOUT_MS"); v && *v)
+    a.query_timeout = std::chrono::milliseconds(std::max(1L, std::atol(v)));
+  return a;
+}
+
+std::string FabricAddress::SocketPath() const {
+  return transport::FilesOf(run_dir.path, fabric).umad;
+}
+
+std::string FabricAddress::NameOption() const {
+  return fabric == "default" ? "" : " --name " + fabric;
+}
+
+std::optional<umad::CaAttributes> DescribeNode(const FabricAddress& where, const std::string& node,
+                                               const std::string& variable, FabricLink& link,
+                                               const std::function<bool()>& start_link,
+                                               std::string* why) {
+  struct stat st;
+  if (stat(where.SocketPath().c_str(), &st) != 0) {
+    *why = "no fabric named '" + where.fabric + "' is up in run directory " + where.run_dir.path +
+           (where.run_dir.source == "default" ? "" : " (from " + where.run_dir.source + ")") +
+           " (no " + where.SocketPath() + "). Start one with `ibemu up <topology or scenario>" +
+           where.NameOption() + "`, and run the program with `ibemu exec" + where.NameOption() +
+           " --hca <node> -- <program>`";
+    return std::nullopt;
+  }
+  if (!start_link()) {
+    *why = "cannot connect to " + where.Endpoint();
+    return std::nullopt;
+  }
+  umad::ToFabric msg;
+  msg.mutable_query()->set_node(node);
+  auto timeout = link.responsive() ? where.query_timeout
+                                   : std::min(where.query_timeout, std::chrono::milliseconds(100));
+  auto reply = link.Call(msg, timeout);
+  if (!reply) {
+    // The socket file exists, so either it is going down right now or it was killed and left
+    // its files: either way `ibemu up` is the remedy (it removes what a dead fabric left).
+    *why = "fabric '" + where.fabric + "' in run directory " + where.run_dir.path +
+           " does not answer at " + where.SocketPath() + " within " +
+           std::to_string(timeout.count()) + " ms (going down, or killed: `ibemu status" +
+           where.NameOption() + "` tells; `ibemu up` starts a new one)";
+    return std::nullopt;
+  }
+  if (!reply->has_described() || !reply->described().ok()) {
+    *why = "fabric '" + where.fabric + "' has no node '" + node + "' for " + variable + " (" +
+           reply->described().error() + ")";
+    return std::nullopt;
+  }
+  return reply->described().ca();
+}
+
+}  // namespace ibemu::hostclient

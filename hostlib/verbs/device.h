@@ -1,0 +1,44 @@
+// The one ibv_device of the process (its emulated HCA) and the contexts opened on it, laid out
+// as programs built against rdma-core 44's headers expect: ibv_context last inside
+// verbs_context, verbs_context.sz and abi_compat telling the inline verbs that the extended ops
+// are there, and every data-path op of ibv_context.ops callable.
+#pragma once
+#include <infiniband/verbs.h>
+
+#include <mutex>
+#include <optional>
+
+#include "umad.pb.h"
+
+namespace ibemu::verbs {
+
+struct Device {
+  ibv_device dev;  // first: programs hold the ibv_device*
+  std::mutex mu;
+  umad::CaAttributes ca;  // the last description, under mu
+};
+
+// Never freed: a program may keep the ibv_device* after ibv_free_device_list (the real library
+// keeps devices alive while a context is open; ours lives as long as the process).
+Device& TheDevice();
+Device* ToDevice(ibv_device* dev);  // null when it is not ours
+
+// A fresh description of the HCA (names and GUIDs of TheDevice() follow it), or nothing.
+std::optional<umad::CaAttributes> DescribeHca();
+
+struct Context {
+  verbs_context vctx;  // vctx.context is what the program holds
+};
+static_assert(offsetof(verbs_context, context) + sizeof(ibv_context) == sizeof(verbs_context),
+              "ibv_context must end verbs_context");
+
+Context* ToContext(ibv_context* ctx);
+
+// verbs_context.query_port and query_device_ex: fill the first `size` bytes.
+int QueryPort(ibv_context* ctx, uint8_t port_num, ibv_port_attr* attr, size_t size);
+int QueryDeviceEx(ibv_context* ctx, const ibv_query_device_ex_input* input,
+                  ibv_device_attr_ex* attr, size_t size);
+ibv_context* OpenContext(ibv_device* dev);  // errno set on failure
+int CloseContext(ibv_context* ctx);
+
+}  // namespace ibemu::verbs

@@ -1,0 +1,272 @@
+// The exported C functions for devices, contexts and queries, with rdma-core 44's return and
+// errno conventions. Queries go to the fabric each time, as the real library reads sysfs or asks
+// the kernel each time.
+#include <endian.h>
+#include <infiniband/verbs.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+#include "hostlib/verbs/attributes.h"
+#include "hostlib/verbs/device.h"
+#include "hostlib/verbs/sysfs.h"
+
+// verbs.h makes these two inline wrappers; the exported functions keep the plain names.
+#undef ibv_query_port
+#undef ibv_reg_mr
+
+using ibemu::verbs::Context;
+using ibemu::verbs::DescribeHca;
+using ibemu::verbs::ToDevice;
+
+namespace {
+
+// rdma-core's enum ibv_gid_type_sysfs (driver.h): IB and RoCE v1 GIDs are type 0.
+constexpr int kGidTypeSysfsIbRoceV1 = 0;
+
+const ibemu::umad::PortAttributes* PortOf(const ibemu::umad::CaAttributes& ca, int port_num) {
+  return ibemu::verbs::FindPort(ca, port_num);
+}
+
+}  // namespace
+
+#define IBEMU_EXPORT extern "C" __attribute__((visibility("default")))
+
+IBEMU_EXPORT ibv_device** ibv_get_device_list(int* num_devices) {
+  // One HCA per process, or none; the array is NULL-terminated and freed by
+  // ibv_free_device_list.
+  auto ca = DescribeHca();
+  int n = ca ? 1 : 0;
+  auto** list = static_cast<ibv_device**>(std::calloc(n + 1, sizeof(ibv_device*)));
+  if (!list) {
+    errno = ENOMEM;
+    return nullptr;
+  }
+  if (n) list[0] = &ibemu::verbs::TheDevice().dev;
+  if (num_devices) *num_devices = n;
+  return list;
+}
+
+IBEMU_EXPORT void ibv_free_device_list(ibv_device** list) {
+  std::free(list);
+}
+
+IBEMU_EXPORT const char* ibv_get_device_name(ibv_device* device) {
+  return device->name;
+}
+
+IBEMU_EXPORT int ibv_get_device_index(ibv_device* device) {
+  return ToDevice(device) ? 0 : -1;
+}
+
+IBEMU_EXPORT __be64 ibv_get_device_guid(ibv_device* device) {
+  auto* d = ToDevice(device);
+  if (!d) return 0;
+  std::lock_guard lock(d->mu);
+  return htobe64(d->ca.node_guid());
+}
+
+IBEMU_EXPORT ibv_context* ibv_open_device(ibv_device* device) {
+  return ibemu::verbs::OpenContext(device);
+}
+
+IBEMU_EXPORT int ibv_close_device(ibv_context* context) {
+  return ibemu::verbs::CloseContext(context);
+}
+
+IBEMU_EXPORT int ibv_query_device(ibv_context*, ibv_device_attr* device_attr) {
+  auto ca = DescribeHca();
+  if (!ca) return ENODEV;
+  ibemu::verbs::FillDeviceAttr(*ca, device_attr);
+  return 0;
+}
+
+// The symbol binaries built before the extended port query call (and the inline wrapper falls
+// back to): the attributes up to link_layer, the part every version of the struct has.
+IBEMU_EXPORT int ibv_query_port(ibv_context* context, uint8_t port_num,
+                                _compat_ibv_port_attr* port_attr) {
+  return ibemu::verbs::QueryPort(context, port_num, reinterpret_cast<ibv_port_attr*>(port_attr),
+                                 offsetof(ibv_port_attr, flags));
+}
+
+IBEMU_EXPORT int ibv_query_gid(ibv_context*, uint8_t port_num, int index, ibv_gid* gid) {
+  auto ca = DescribeHca();
+  if (!ca) return -1;
+  const auto* p = PortOf(*ca, port_num);
+  if (!p || !ibemu::verbs::PortGid(*p, index, gid)) return -1;
+  return 0;
+}
+
+IBEMU_EXPORT int _ibv_query_gid_ex(ibv_context*, uint32_t port_num, uint32_t gid_index,
+                                   ibv_gid_entry* entry, uint32_t flags, size_t entry_size) {
+  if (flags) return EINVAL;
+  if (entry_size < sizeof(ibv_gid_entry)) return EINVAL;
+  auto ca = DescribeHca();
+  if (!ca) return ENODEV;
+  const auto* p = PortOf(*ca, static_cast<int>(port_num));
+  if (!p) return EINVAL;
+  ibv_gid_entry e;
+  std::memset(&e, 0, sizeof e);
+  if (!ibemu::verbs::PortGid(*p, static_cast<int>(gid_index), &e.gid)) return EINVAL;
+  // An empty entry is ENODATA, as the kernel answers for an unused GID slot.
+  static const ibv_gid kZero{};
+  if (std::memcmp(&e.gid, &kZero, sizeof kZero) == 0) return ENODATA;
+  e.gid_index = gid_index;
+  e.port_num = port_num;
+  e.gid_type = IBV_GID_TYPE_IB;
+  std::memcpy(entry, &e, sizeof e);
+  return 0;
+}
+
+IBEMU_EXPORT ssize_t _ibv_query_gid_table(ibv_context*, ibv_gid_entry* entries, size_t max_entries,
+                                          uint32_t flags, size_t entry_size) {
+  if (flags || entry_size < sizeof(ibv_gid_entry)) {
+    errno = EINVAL;
+    return -EINVAL;
+  }
+  auto ca = DescribeHca();
+  if (!ca) return -ENODEV;
+  size_t n = 0;
+  auto* out = reinterpret_cast<char*>(entries);
+  for (const auto& p : ca->ports()) {
+    for (int i = 0; i < ibemu::verbs::GidTableLength(p); ++i) {
+      ibv_gid_entry e;
+      std::memset(&e, 0, sizeof e);
+      ibemu::verbs::PortGid(p, i, &e.gid);
+      static const ibv_gid kZero{};
+      if (std::memcmp(&e.gid, &kZero, sizeof kZero) == 0) continue;
+      if (n == max_entries) return -EINVAL;  // the table does not fit
+      e.gid_index = static_cast<uint32_t>(i);
+      e.port_num = p.port();
+      e.gid_type = IBV_GID_TYPE_IB;
+      std::memcpy(out + n * entry_size, &e, sizeof e);
+      ++n;
+    }
+  }
+  return static_cast<ssize_t>(n);
+}
+
+// IBVERBS_PRIVATE_34, declared in rdma-core's driver.h; ibv_devinfo calls it for every GID.
+IBEMU_EXPORT int ibv_query_gid_type(ibv_context*, uint8_t port_num, unsigned int index, int* type) {
+  auto ca = DescribeHca();
+  if (!ca) return -1;
+  const auto* p = PortOf(*ca, port_num);
+  ibv_gid gid;
+  if (!p || !ibemu::verbs::PortGid(*p, static_cast<int>(index), &gid)) {
+    errno = EINVAL;
+    return -1;
+  }
+  *type = kGidTypeSysfsIbRoceV1;
+  return 0;
+}
+
+IBEMU_EXPORT int ibv_query_pkey(ibv_context*, uint8_t port_num, int index, __be16* pkey) {
+  auto ca = DescribeHca();
+  if (!ca) return -1;
+  const auto* p = PortOf(*ca, port_num);
+  if (!p || index < 0 || index >= p->pkeys_size()) return -1;
+  *pkey = htobe16(static_cast<uint16_t>(p->pkeys(index)));
+  return 0;
+}
+
+IBEMU_EXPORT int ibv_get_pkey_index(ibv_context*, uint8_t port_num, __be16 pkey) {
+  auto ca = DescribeHca();
+  if (!ca) return -1;
+  const auto* p = PortOf(*ca, port_num);
+  if (p) {
+    for (int i = 0; i < p->pkeys_size(); ++i)
+      if (htobe16(static_cast<uint16_t>(p->pkeys(i))) == pkey) return i;
+  }
+  errno = ENOENT;
+  return -1;
+}
+
+IBEMU_EXPORT const char* ibv_get_sysfs_path() {
+  return ibemu::verbs::SysfsRoot().c_str();
+}
+
+// As rdma-core reads a sysfs file: the trailing newline dropped, the rest NUL-terminated, and -1
+// when it does not fit. The device's own paths come from the fabric; any other path is the
+// host's file.
+IBEMU_EXPORT int ibv_read_sysfs_file(const char* dir, const char* file, char* buf, size_t size) {
+  std::string contents;
+  auto* d = &ibemu::verbs::TheDevice();
+  std::optional<ibemu::umad::CaAttributes> ca;
+  {
+    std::lock_guard lock(d->mu);
+    if (!d->ca.ca_name().empty()) ca = d->ca;
+  }
+  std::optional<std::string> ours;
+  if (ca && (ours = ibemu::verbs::SysfsFile(*ca, dir, file))) {
+    // Values that change (LIDs, states) are read fresh.
+    if (auto fresh = DescribeHca()) ours = ibemu::verbs::SysfsFile(*fresh, dir, file);
+    contents = ours ? *ours : std::string();
+  } else {
+    std::string path = std::string(dir) + "/" + file;
+    FILE* f = std::fopen(path.c_str(), "re");
+    if (!f) return -1;
+    contents.resize(size);
+    contents.resize(std::fread(contents.data(), 1, size, f));
+    std::fclose(f);
+  }
+  size_t len = std::min(contents.size(), size);
+  std::memcpy(buf, contents.data(), len);
+  if (len > 0) {
+    if (buf[len - 1] == '\n')
+      buf[--len] = '\0';
+    else if (len < size)
+      buf[len] = '\0';
+    else
+      return -1;
+  }
+  return static_cast<int>(len);
+}
+
+// There are no asynchronous events yet (no QPs, and port changes are not reported): a read of
+// async_fd blocks as it does on an idle device, and a non-blocking one says EAGAIN.
+IBEMU_EXPORT int ibv_get_async_event(ibv_context* context, ibv_async_event* event) {
+  uint64_t n;
+  if (read(context->async_fd, &n, sizeof n) != sizeof n) return -1;
+  std::memset(event, 0, sizeof *event);
+  errno = EIO;
+  return -1;
+}
+
+IBEMU_EXPORT void ibv_ack_async_event(ibv_async_event*) {}
+
+IBEMU_EXPORT ibv_comp_channel* ibv_create_comp_channel(ibv_context* context) {
+  auto* ch = new (std::nothrow) ibv_comp_channel();
+  if (!ch) {
+    errno = ENOMEM;
+    return nullptr;
+  }
+  ch->context = context;
+  ch->fd = eventfd(0, EFD_CLOEXEC);
+  ch->refcnt = 0;
+  if (ch->fd < 0) {
+    int e = errno;
+    delete ch;
+    errno = e;
+    return nullptr;
+  }
+  return ch;
+}
+
+IBEMU_EXPORT int ibv_destroy_comp_channel(ibv_comp_channel* channel) {
+  if (channel->refcnt) return EBUSY;  // CQs still use it
+  close(channel->fd);
+  delete channel;
+  return 0;
+}
+
+// Memory registered with the emulated HCA is never pinned by a kernel, so fork needs nothing.
+IBEMU_EXPORT int ibv_fork_init() {
+  return 0;
+}
+IBEMU_EXPORT ibv_fork_status ibv_is_fork_initialized() {
+  return IBV_FORK_UNNEEDED;
+}

@@ -1,0 +1,212 @@
+// The verbs of resources the emulated HCA does not have yet (protection domains, memory
+// regions, CQs, QPs, SRQs, address handles, imports): each fails the way rdma-core 44 reports a
+// verb the device does not support, a NULL with errno EOPNOTSUPP or the EOPNOTSUPP return, so a
+// program says "not supported" instead of crashing. They are replaced one by one as the
+// transport goes in (hostlib/verbs/README.md).
+#include <infiniband/verbs.h>
+
+#include <cerrno>
+
+#undef ibv_reg_mr
+#undef ibv_reg_mr_iova
+
+#define IBEMU_EXPORT extern "C" __attribute__((visibility("default")))
+
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+
+IBEMU_EXPORT void ibv_ack_cq_events(struct ibv_cq* cq, unsigned int nevents) {
+  // nothing was created, so there is nothing to release
+}
+
+IBEMU_EXPORT struct ibv_pd* ibv_alloc_pd(struct ibv_context* context) {
+  errno = EOPNOTSUPP;
+  return nullptr;
+}
+
+IBEMU_EXPORT int ibv_attach_mcast(struct ibv_qp* qp, const union ibv_gid* gid, uint16_t lid) {
+  return EOPNOTSUPP;
+}
+
+IBEMU_EXPORT struct ibv_ah* ibv_create_ah(struct ibv_pd* pd, struct ibv_ah_attr* attr) {
+  errno = EOPNOTSUPP;
+  return nullptr;
+}
+
+IBEMU_EXPORT struct ibv_ah* ibv_create_ah_from_wc(struct ibv_pd* pd, struct ibv_wc* wc,
+                                                  struct ibv_grh* grh, uint8_t port_num) {
+  errno = EOPNOTSUPP;
+  return nullptr;
+}
+
+IBEMU_EXPORT struct ibv_cq* ibv_create_cq(struct ibv_context* context, int cqe, void* cq_context,
+                                          struct ibv_comp_channel* channel, int comp_vector) {
+  errno = EOPNOTSUPP;
+  return nullptr;
+}
+
+IBEMU_EXPORT struct ibv_qp* ibv_create_qp(struct ibv_pd* pd,
+                                          struct ibv_qp_init_attr* qp_init_attr) {
+  errno = EOPNOTSUPP;
+  return nullptr;
+}
+
+IBEMU_EXPORT struct ibv_srq* ibv_create_srq(struct ibv_pd* pd,
+                                            struct ibv_srq_init_attr* srq_init_attr) {
+  errno = EOPNOTSUPP;
+  return nullptr;
+}
+
+IBEMU_EXPORT int ibv_dealloc_pd(struct ibv_pd* pd) {
+  return EOPNOTSUPP;
+}
+
+IBEMU_EXPORT int ibv_dereg_mr(struct ibv_mr* mr) {
+  return EOPNOTSUPP;
+}
+
+IBEMU_EXPORT int ibv_destroy_ah(struct ibv_ah* ah) {
+  return EOPNOTSUPP;
+}
+
+IBEMU_EXPORT int ibv_destroy_cq(struct ibv_cq* cq) {
+  return EOPNOTSUPP;
+}
+
+IBEMU_EXPORT int ibv_destroy_qp(struct ibv_qp* qp) {
+  return EOPNOTSUPP;
+}
+
+IBEMU_EXPORT int ibv_destroy_srq(struct ibv_srq* srq) {
+  return EOPNOTSUPP;
+}
+
+IBEMU_EXPORT int ibv_detach_mcast(struct ibv_qp* qp, const union ibv_gid* gid, uint16_t lid) {
+  return EOPNOTSUPP;
+}
+
+IBEMU_EXPORT int ibv_get_cq_event(struct ibv_comp_channel* channel, struct ibv_cq** cq,
+                                  void** cq_context) {
+  errno = EOPNOTSUPP;
+  return -1;
+}
+
+IBEMU_EXPORT int ibv_init_ah_from_wc(struct ibv_context* context, uint8_t port_num,
+                                     struct ibv_wc* wc, struct ibv_grh* grh,
+                                     struct ibv_ah_attr* ah_attr) {
+  errno = EOPNOTSUPP;
+  return -1;
+}
+
+IBEMU_EXPORT int ibv_modify_qp(struct ibv_qp* qp, struct ibv_qp_attr* attr, int attr_mask) {
+  return EOPNOTSUPP;
+}
+
+IBEMU_EXPORT int ibv_modify_srq(struct ibv_srq* srq, struct ibv_srq_attr* srq_attr,
+                                int srq_attr_mask) {
+  return EOPNOTSUPP;
+}
+
+IBEMU_EXPORT int ibv_query_qp(struct ibv_qp* qp, struct ibv_qp_attr* attr, int attr_mask,
+                              struct ibv_qp_init_attr* init_attr) {
+  return EOPNOTSUPP;
+}
+
+IBEMU_EXPORT int ibv_query_srq(struct ibv_srq* srq, struct ibv_srq_attr* srq_attr) {
+  return EOPNOTSUPP;
+}
+
+IBEMU_EXPORT struct ibv_mr* ibv_reg_mr(struct ibv_pd* pd, void* addr, size_t length, int access) {
+  errno = EOPNOTSUPP;
+  return nullptr;
+}
+
+IBEMU_EXPORT int ibv_rereg_mr(struct ibv_mr* mr, int flags, struct ibv_pd* pd, void* addr,
+                              size_t length, int access) {
+  return EOPNOTSUPP;
+}
+
+IBEMU_EXPORT int ibv_resize_cq(struct ibv_cq* cq, int cqe) {
+  return EOPNOTSUPP;
+}
+
+IBEMU_EXPORT int ibv_resolve_eth_l2_from_gid(struct ibv_context* context, struct ibv_ah_attr* attr,
+                                             uint8_t eth_mac[ETHERNET_LL_SIZE], uint16_t* vid) {
+  return EOPNOTSUPP;
+}
+
+IBEMU_EXPORT struct ibv_context* ibv_import_device(int cmd_fd) {
+  errno = EOPNOTSUPP;
+  return nullptr;
+}
+
+IBEMU_EXPORT struct ibv_mr* ibv_import_mr(struct ibv_pd* pd, uint32_t mr_handle) {
+  errno = EOPNOTSUPP;
+  return nullptr;
+}
+
+IBEMU_EXPORT struct ibv_pd* ibv_import_pd(struct ibv_context* context, uint32_t pd_handle) {
+  errno = EOPNOTSUPP;
+  return nullptr;
+}
+
+IBEMU_EXPORT int ibv_query_ece(struct ibv_qp* qp, struct ibv_ece* ece) {
+  return EOPNOTSUPP;
+}
+
+IBEMU_EXPORT int ibv_set_ece(struct ibv_qp* qp, struct ibv_ece* ece) {
+  return EOPNOTSUPP;
+}
+
+IBEMU_EXPORT void ibv_unimport_mr(struct ibv_mr* mr) {
+  // nothing was created, so there is nothing to release
+}
+
+IBEMU_EXPORT void ibv_unimport_pd(struct ibv_pd* pd) {
+  // nothing was created, so there is nothing to release
+}
+
+IBEMU_EXPORT struct ibv_mr* ibv_reg_dmabuf_mr(struct ibv_pd* pd, uint64_t offset, size_t length,
+                                              uint64_t iova, int fd, int access) {
+  errno = EOPNOTSUPP;
+  return nullptr;
+}
+
+IBEMU_EXPORT struct ibv_dm* ibv_import_dm(struct ibv_context* context, uint32_t dm_handle) {
+  errno = EOPNOTSUPP;
+  return nullptr;
+}
+
+IBEMU_EXPORT void ibv_unimport_dm(struct ibv_dm* dm) {
+  // nothing was created, so there is nothing to release
+}
+
+IBEMU_EXPORT int ibv_query_qp_data_in_order(struct ibv_qp* qp, enum ibv_wr_opcode op,
+                                            uint32_t flags) {
+  return 0;  // no operation is guaranteed to land in order yet
+}
+
+IBEMU_EXPORT struct ibv_qp_ex* ibv_qp_to_qp_ex(struct ibv_qp* qp) {
+  errno = EOPNOTSUPP;
+  return nullptr;
+}
+
+IBEMU_EXPORT struct ibv_mr* ibv_reg_mr_iova(struct ibv_pd* pd, void* addr, size_t length,
+                                            uint64_t iova, int access) {
+  errno = EOPNOTSUPP;
+  return nullptr;
+}
+
+IBEMU_EXPORT struct ibv_mr* ibv_reg_mr_iova2(struct ibv_pd* pd, void* addr, size_t length,
+                                             uint64_t iova, unsigned int access) {
+  errno = EOPNOTSUPP;
+  return nullptr;
+}
+
+// Nothing is pinned for the emulated HCA (it reads program memory through the library, not
+// by DMA), so there is no range to protect from fork: success, as with fork support unneeded.
+IBEMU_EXPORT int ibv_dontfork_range(void* base, size_t size) {
+  return 0;
+}
+IBEMU_EXPORT int ibv_dofork_range(void* base, size_t size) {
+  return 0;
+}

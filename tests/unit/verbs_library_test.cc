@@ -1,0 +1,178 @@
+// hostlib/verbs without a fabric: the enum strings and rate conversions against the system's
+// rdma-core libibverbs (loaded privately with dlopen, when installed), and the fabric's
+// description of an HCA as ibv_port_attr, GIDs and sysfs files.
+#include <dlfcn.h>
+#include <gtest/gtest.h>
+#include <infiniband/verbs.h>
+
+#include <cstring>
+#include <string>
+
+#include "hostlib/verbs/attributes.h"
+#include "hostlib/verbs/sysfs.h"
+
+// rdma-core's driver.h, which Debian does not install.
+extern "C" int ibv_read_sysfs_file(const char* dir, const char* file, char* buf, size_t size);
+
+namespace ibemu::verbs {
+namespace {
+
+class AgainstRdmaCore : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    real_ = dlopen("/usr/lib/x86_64-linux-gnu/libibverbs.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!real_) GTEST_SKIP() << "no system libibverbs.so.1 to compare with (libibverbs1)";
+  }
+  void TearDown() override {
+    if (real_) dlclose(real_);
+  }
+  template <typename F>
+  F Real(const char* name) {
+    auto f = reinterpret_cast<F>(dlsym(real_, name));
+    EXPECT_NE(f, nullptr) << name;
+    return f;
+  }
+  void* real_ = nullptr;
+};
+
+TEST_F(AgainstRdmaCore, EveryEnumStringIsTheSame) {
+  auto node = Real<const char* (*)(int)>("ibv_node_type_str");
+  auto port = Real<const char* (*)(int)>("ibv_port_state_str");
+  auto event = Real<const char* (*)(int)>("ibv_event_type_str");
+  auto wc = Real<const char* (*)(int)>("ibv_wc_status_str");
+  for (int v = -2; v < 40; ++v) {
+    EXPECT_STREQ(ibv_node_type_str(static_cast<ibv_node_type>(v)), node(v)) << v;
+    EXPECT_STREQ(ibv_port_state_str(static_cast<ibv_port_state>(v)), port(v)) << v;
+    EXPECT_STREQ(ibv_event_type_str(static_cast<ibv_event_type>(v)), event(v)) << v;
+    EXPECT_STREQ(ibv_wc_status_str(static_cast<ibv_wc_status>(v)), wc(v)) << v;
+  }
+}
+
+TEST_F(AgainstRdmaCore, EveryRateConversionIsTheSame) {
+  auto to_mult = Real<int (*)(int)>("ibv_rate_to_mult");
+  auto from_mult = Real<int (*)(int)>("mult_to_ibv_rate");
+  auto to_mbps = Real<int (*)(int)>("ibv_rate_to_mbps");
+  auto from_mbps = Real<int (*)(int)>("mbps_to_ibv_rate");
+  for (int v = -1; v < 40; ++v) {
+    EXPECT_EQ(ibv_rate_to_mult(static_cast<ibv_rate>(v)), to_mult(v)) << v;
+    EXPECT_EQ(ibv_rate_to_mbps(static_cast<ibv_rate>(v)), to_mbps(v)) << v;
+  }
+  for (int m = -1; m < 100; ++m) EXPECT_EQ(mult_to_ibv_rate(m), from_mult(m)) << m;
+  for (int v = 0; v < 40; ++v) {
+    int mbps = to_mbps(v);
+    EXPECT_EQ(mbps_to_ibv_rate(mbps), from_mbps(mbps)) << mbps;
+    EXPECT_EQ(mbps_to_ibv_rate(mbps + 1), from_mbps(mbps + 1)) << mbps + 1;
+  }
+}
+
+umad::CaAttributes TestCa() {
+  umad::CaAttributes ca;
+  ca.set_ca_name("mlx5_0");
+  ca.set_node_type(1);
+  ca.set_num_ports(1);
+  ca.set_node_guid(0x0002c90300000300ull);
+  ca.set_system_guid(0x0002c90300000300ull);
+  ca.set_fw_ver("16.35.1012");
+  ca.set_vendor_id(0x2c9);
+  ca.set_device_id(4119);
+  umad::PortAttributes* p = ca.add_ports();
+  p->set_port(1);
+  p->set_lid(0x1a);
+  p->set_sm_lid(0x2);
+  p->set_state(4);
+  p->set_phys_state(5);
+  p->set_link_width_active(2);  // 4x
+  p->set_link_speed_active(4);  // QDR
+  p->set_mtu_cap(5);
+  p->set_neighbor_mtu(4);
+  p->set_vl_cap(4);
+  p->set_capmask(0x02514868);
+  p->set_gid_prefix(0xFE80000000000000ull);
+  p->set_port_guid(0x0002c90300000301ull);
+  p->set_guid_cap(8);
+  for (uint32_t k : {0xFFFFu, 0x8001u}) p->add_pkeys(k);
+  return ca;
+}
+
+TEST(VerbsAttributes, PortAttributesInVerbsEncodings) {
+  umad::CaAttributes ca = TestCa();
+  ibv_port_attr a;
+  std::memset(&a, 0xAB, sizeof a);
+  FillPortAttr(ca.ports(0), &a, sizeof a);
+  EXPECT_EQ(a.state, IBV_PORT_ACTIVE);
+  EXPECT_EQ(a.max_mtu, IBV_MTU_4096);
+  EXPECT_EQ(a.active_mtu, IBV_MTU_2048);
+  EXPECT_EQ(a.lid, 0x1a);
+  EXPECT_EQ(a.sm_lid, 0x2);
+  EXPECT_EQ(a.max_vl_num, 4);
+  EXPECT_EQ(a.active_width, 2);
+  EXPECT_EQ(a.active_speed, 4);
+  EXPECT_EQ(a.gid_tbl_len, 8);
+  EXPECT_EQ(a.pkey_tbl_len, 2);
+  EXPECT_EQ(a.port_cap_flags, 0x02514868u);
+  EXPECT_EQ(a.link_layer, IBV_LINK_LAYER_INFINIBAND);
+  EXPECT_EQ(a.flags, 0);
+  // An extended speed wins: EDR is 32 in enum ibv's active_speed.
+  ca.mutable_ports(0)->set_link_speed_ext_active(2);
+  FillPortAttr(ca.ports(0), &a, sizeof a);
+  EXPECT_EQ(a.active_speed, 32);
+  // A caller with the older, shorter struct gets no byte beyond it.
+  std::memset(&a, 0xAB, sizeof a);
+  FillPortAttr(ca.ports(0), &a, offsetof(ibv_port_attr, flags));
+  EXPECT_EQ(a.flags, 0xAB);
+  EXPECT_EQ(a.link_layer, IBV_LINK_LAYER_INFINIBAND);
+}
+
+TEST(VerbsAttributes, GidZeroIsPrefixAndPortGuidInNetworkOrder) {
+  umad::CaAttributes ca = TestCa();
+  ibv_gid g;
+  ASSERT_TRUE(PortGid(ca.ports(0), 0, &g));
+  const uint8_t want[16] = {0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0x00, 0x02, 0xc9, 0x03, 0, 0, 0x03, 0x01};
+  EXPECT_EQ(std::memcmp(g.raw, want, 16), 0);
+  ASSERT_TRUE(PortGid(ca.ports(0), 7, &g));  // inside GUIDCap: empty
+  EXPECT_EQ(g.global.interface_id, 0u);
+  EXPECT_FALSE(PortGid(ca.ports(0), 8, &g));
+  EXPECT_FALSE(PortGid(ca.ports(0), -1, &g));
+}
+
+TEST(VerbsSysfs, TheDevicesFilesAsTheKernelWritesThem) {
+  umad::CaAttributes ca = TestCa();
+  std::string dev = IbdevPath("mlx5_0");
+  EXPECT_EQ(dev, SysfsRoot() + "/class/infiniband/mlx5_0");
+  EXPECT_EQ(SysfsFile(ca, dev, "node_guid"), "0002:c903:0000:0300\n");
+  EXPECT_EQ(SysfsFile(ca, dev + "/", "node_type"), "1: CA\n");
+  EXPECT_EQ(SysfsFile(ca, dev, "fw_ver"), "16.35.1012\n");
+  EXPECT_EQ(SysfsFile(ca, dev, "ports/1/lid"), "0x1a\n");
+  EXPECT_EQ(SysfsFile(ca, dev, "ports/1/state"), "4: ACTIVE\n");
+  EXPECT_EQ(SysfsFile(ca, dev, "ports/1/phys_state"), "5: LinkUp\n");
+  EXPECT_EQ(SysfsFile(ca, dev, "ports/1/rate"), "40 Gb/sec (4X QDR)\n");
+  EXPECT_EQ(SysfsFile(ca, dev, "ports/1/cap_mask"), "0x02514868\n");
+  EXPECT_EQ(SysfsFile(ca, dev, "ports/1/gids/0"), "fe80:0000:0000:0000:0002:c903:0000:0301\n");
+  EXPECT_EQ(SysfsFile(ca, dev, "ports/1/pkeys/1"), "0x8001\n");
+  EXPECT_EQ(SysfsFile(ca, dev, "ports/1/pkeys/2"), std::nullopt);
+  EXPECT_EQ(SysfsFile(ca, dev, "ports/2/lid"), std::nullopt);
+  EXPECT_EQ(SysfsFile(ca, dev, "ports/01/lid"), std::nullopt);
+  EXPECT_EQ(SysfsFile(ca, UverbsPath(kUverbsName), "ibdev"), "mlx5_0\n");
+  EXPECT_EQ(SysfsFile(ca, "/etc", "hostname"), std::nullopt);
+  ca.mutable_ports(0)->set_link_speed_ext_active(2);
+  EXPECT_EQ(SysfsFile(ca, dev, "ports/1/rate"), "100 Gb/sec (4X EDR)\n");
+  ca.mutable_ports(0)->set_link_speed_ext_active(0);
+  ca.mutable_ports(0)->set_link_width_active(1);
+  ca.mutable_ports(0)->set_link_speed_active(1);
+  EXPECT_EQ(SysfsFile(ca, dev, "ports/1/rate"), "2.5 Gb/sec (1X)\n");
+}
+
+TEST(VerbsSysfs, ReadSysfsFileDropsTheNewlineAndRefusesToTruncate) {
+  // A file of the host, through the exported reader: the newline goes, and a buffer that cannot
+  // hold the contents and the NUL is an error, as in rdma-core.
+  char buf[64];
+  int n = ibv_read_sysfs_file("/proc/sys/kernel", "ostype", buf, sizeof buf);
+  ASSERT_EQ(n, 5);
+  EXPECT_STREQ(buf, "Linux");
+  char small[3];
+  EXPECT_EQ(ibv_read_sysfs_file("/proc/sys/kernel", "ostype", small, sizeof small), -1);
+  EXPECT_EQ(ibv_read_sysfs_file("/nonexistent", "x", buf, sizeof buf), -1);
+}
+
+}  // namespace
+}  // namespace ibemu::verbs
