@@ -75,7 +75,7 @@ class CcManager {
   uint64_t key_violations_ = 0;
   uint64_t traps_ = 0;
   uint16_t own_lid_ = 0;
-  std::string port_description_;  // "ibemu0 port 1", for status  // where the CCAs send their traps
+  std::string port_description_;  // "mlx5_0 port 1", for status  // where the CCAs send their traps
                                   // (the manager's port, from discovery)
 };
 

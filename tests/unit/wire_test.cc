@@ -13,6 +13,7 @@
 #include "common/capture/pcap_writer.h"
 #include "common/wire/bth.h"
 #include "common/wire/crc.h"
+#include "common/wire/extension_headers.h"
 #include "common/wire/flow_control_packet.h"
 #include "common/wire/lrh.h"
 #include "common/wire/opcode.h"
@@ -523,6 +524,113 @@ TEST(Icrc, GlobalPacketIcrcIgnoresBthFecnAndGrhHopLimit) {
   Bytes r = p;
   r[8 + 4] = 0x01;  // PayLen is invariant
   EXPECT_NE(Icrc(r), base);
+}
+
+}  // namespace
+}  // namespace ibemu::wire
+
+namespace ibemu::wire {
+namespace {
+
+// IBA table 38, row by row for RC, and what the other transports have of it.
+TEST(Opcode, TheTableOfExtensionHeadersAndPositions) {
+  using namespace opcode;
+  struct Row {
+    uint8_t op;
+    const char* headers;  // D R A K X I V: DETH RETH AtomicETH AETH AtomicAckETH ImmDt IETH
+    bool payload;
+    int ext_bytes;
+  };
+  const Row rc[] = {
+      {0x00, "", true, 0},     {0x01, "", true, 0},    {0x02, "", true, 0},
+      {0x03, "I", true, 4},    {0x04, "", true, 0},    {0x05, "I", true, 4},
+      {0x06, "R", true, 16},   {0x07, "", true, 0},    {0x08, "", true, 0},
+      {0x09, "I", true, 4},    {0x0A, "R", true, 16},  {0x0B, "RI", true, 20},
+      {0x0C, "R", false, 16},  {0x0D, "K", true, 4},   {0x0E, "", true, 0},
+      {0x0F, "K", true, 4},    {0x10, "K", true, 4},   {0x11, "K", false, 4},
+      {0x12, "KX", false, 12}, {0x13, "A", false, 28}, {0x14, "A", false, 28},
+      {0x16, "V", true, 4},    {0x17, "V", true, 4},
+  };
+  for (const Row& r : rc) {
+    Info i = Describe(r.op);
+    std::string h;
+    if (i.deth) h += 'D';
+    if (i.reth) h += 'R';
+    if (i.atomic_eth) h += 'A';
+    if (i.aeth) h += 'K';
+    if (i.atomic_ack_eth) h += 'X';
+    if (i.immdt) h += 'I';
+    if (i.ieth) h += 'V';
+    SCOPED_TRACE(static_cast<int>(r.op));
+    EXPECT_EQ(i.transport, Transport::kRc);
+    EXPECT_EQ(h, r.headers);
+    EXPECT_EQ(i.payload, r.payload);
+    EXPECT_EQ(i.ext_bytes(), r.ext_bytes);
+    // UC has the SEND and WRITE rows (0x20..0x2B) and nothing else.
+    Info uc = Describe(static_cast<uint8_t>(kUc | r.op));
+    EXPECT_EQ(uc.valid(), r.op <= 0x0B);
+    if (uc.valid()) EXPECT_EQ(uc.ext_bytes(), r.ext_bytes);
+  }
+  EXPECT_EQ(Describe(0x00).position, Position::kFirst);
+  EXPECT_EQ(Describe(0x0E).position, Position::kMiddle);
+  EXPECT_EQ(Describe(0x09).position, Position::kLast);
+  EXPECT_EQ(Describe(0x10).position, Position::kOnly);
+  EXPECT_FALSE(Describe(0x15).valid());  // reserved
+  EXPECT_FALSE(Describe(0x18).valid());
+  EXPECT_FALSE(Describe(0x40).valid());  // RD is not modelled
+  // UD: SEND Only (DETH) and SEND Only with Immediate (DETH, ImmDt), nothing else.
+  EXPECT_EQ(Describe(0x64).ext_bytes(), 8);
+  EXPECT_EQ(Describe(0x65).ext_bytes(), 12);
+  EXPECT_FALSE(Describe(0x60).valid());
+  EXPECT_FALSE(Describe(0x6A).valid());
+  EXPECT_EQ(Describe(kCnp).transport, Transport::kCnp);
+}
+
+TEST(ExtensionHeaders, FieldsAreBigEndianAtTheirOffsets) {
+  std::array<uint8_t, 32> b{};
+  Reth reth{b.data()};
+  reth.set_va(0x0102030405060708ull);
+  reth.set_rkey(0x090A0B0C);
+  reth.set_dma_length(0x0D0E0F10);
+  for (int k = 0; k < 16; ++k) EXPECT_EQ(b[k], k + 1) << k;
+  EXPECT_EQ(reth.va(), 0x0102030405060708ull);
+  EXPECT_EQ(reth.rkey(), 0x090A0B0Cu);
+  EXPECT_EQ(reth.dma_length(), 0x0D0E0F10u);
+
+  b.fill(0xFF);
+  Deth deth{b.data()};
+  deth.set_qkey(0x11111111);
+  deth.set_src_qp(0x123456);
+  EXPECT_EQ(b[4], 0);  // reserved byte cleared
+  EXPECT_EQ(b[5], 0x12);
+  EXPECT_EQ(b[7], 0x56);
+  EXPECT_EQ(deth.src_qp(), 0x123456u);
+  EXPECT_EQ(deth.qkey(), 0x11111111u);
+
+  b.fill(0);
+  AtomicEth a{b.data()};
+  a.set_va(0x1000);
+  a.set_rkey(7);
+  a.set_swap_add(0xAAAAAAAAAAAAAAAAull);
+  a.set_compare(0x5555555555555555ull);
+  EXPECT_EQ(b[6], 0x10);
+  EXPECT_EQ(b[11], 7);
+  EXPECT_EQ(b[12], 0xAA);
+  EXPECT_EQ(b[19], 0xAA);
+  EXPECT_EQ(b[20], 0x55);
+  EXPECT_EQ(b[27], 0x55);
+  EXPECT_EQ(a.compare(), 0x5555555555555555ull);
+
+  b.fill(0);
+  Aeth k{b.data()};
+  k.set_syndrome(aeth::RnrNak(14));
+  k.set_msn(0xABCDEF);
+  EXPECT_EQ(b[0], 0x2E);
+  EXPECT_EQ(b[1], 0xAB);
+  EXPECT_EQ(b[3], 0xEF);
+  EXPECT_EQ(k.syndrome() & aeth::kKindMask, aeth::kRnrNak);
+  EXPECT_EQ(aeth::Nak(aeth::kRemoteAccessError), 0x62);
+  EXPECT_EQ(aeth::Ack(aeth::kCreditsInvalid), 0x1F);
 }
 
 }  // namespace
