@@ -30,6 +30,10 @@ struct Packet {
   // Management datagrams are the only payload the emulator looks into: the MAD (256 bytes) after
   // the DETH. Data packets leave it null, so they stay small.
   std::unique_ptr<MadBytes> mad;
+  // The payload of a verbs program's packet (hostlib/verbs): read from the sender's memory when
+  // the packet is built, written into the receiver's when it is delivered. Synthetic traffic
+  // leaves it null. In-process only: a partitioned run carries no verbs traffic.
+  std::unique_ptr<std::vector<uint8_t>> data;
 
   // Bookkeeping that travels with the packet across links and processes.
   uint32_t flow = kNoFlow;  // traffic group the packet belongs to, for results

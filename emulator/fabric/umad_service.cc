@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "common/mad/smp_attributes.h"
+#include "emulator/hca/hca.h"
 #include "umad.pb.h"
 
 namespace ibemu::fabric {
@@ -44,19 +45,24 @@ UmadService::UmadService(zmq::context_t& ctx, const std::string& endpoint, Fabri
   // A ToFabric is a few hundred bytes; a peer sending more is cut off before it is buffered.
   sock_.set(zmq::sockopt::maxmsgsize, int64_t{64} << 10);
   sock_.bind(endpoint);
-  for (auto& d : f_.devices)
+  for (auto& d : f_.devices) {
     if (d) d->SetMadClient(this);
+    if (auto* h = dynamic_cast<hca::Hca*>(d.get())) h->SetVerbsClient(this);
+  }
 }
 
 UmadService::~UmadService() {
-  for (auto& d : f_.devices)
+  for (auto& d : f_.devices) {
     if (d) d->SetMadClient(nullptr);
+    if (auto* h = dynamic_cast<hca::Hca*>(d.get())) h->SetVerbsClient(nullptr);
+  }
 }
 
 void UmadService::ForgetDeparted() {
   std::set<std::string> ids;
   for (const auto& [key, v] : attached_)
     for (const Client& c : v) ids.insert(c.routing_id);
+  for (const auto& [id, sess] : sessions_) ids.insert(sess.routing_id);
   for (const std::string& id : ids) Reply(id, std::string());
 }
 
@@ -100,6 +106,11 @@ void UmadService::Reply(const std::string& routing_id, const std::string& body) 
 }
 
 void UmadService::Forget(const std::string& routing_id) {
+  for (auto it = sessions_.begin(); it != sessions_.end();) {
+    uint32_t id = it->first;
+    ++it;
+    if (sessions_[id].routing_id == routing_id) CloseSession(id);
+  }
   for (auto& [key, v] : attached_) {
     size_t before = v.size();
     std::erase_if(v, [&](const Client& c) { return c.routing_id == routing_id; });
@@ -268,6 +279,9 @@ void UmadService::Handle(const std::string& routing_id, const std::string& body)
         }
       return;
     }
+    case umad::ToFabric::kVerbs:
+      HandleVerbs(routing_id, req.request(), req.verbs());
+      return;
     default:
       return;
   }

@@ -1,7 +1,9 @@
-// The fabric end of the libibumad channel (common/transport/umad.proto): programs attach to HCA
-// ports of a fabric that is up, send MADs that enter the fabric at that port, and receive what
-// the port's agents do not answer (responses, traps, SA queries). The library on the other side
-// plays the host kernel (agents, timeouts); this side is the HCA and the wire.
+// The fabric end of the host libraries' channel (common/transport/umad.proto): programs attach to
+// HCA ports of a fabric that is up, send MADs that enter the fabric at that port, and receive
+// what the port's agents do not answer (responses, traps, SA queries); verbs programs open a
+// session on an HCA, register memory, create and drive QPs, and receive their completions. The
+// libraries on the other side play the host kernel (agents, timeouts, CQs); this side is the HCA
+// and the wire.
 #pragma once
 #include <map>
 #include <set>
@@ -11,10 +13,15 @@
 
 #include "emulator/engine/partition.h"
 #include "emulator/fabric/fabric.h"
+#include "emulator/hca/verbs_qp.h"
+
+namespace ibemu::umad {
+class VerbsRequest;
+}
 
 namespace ibemu::fabric {
 
-class UmadService : public mgmt::MadClient {
+class UmadService : public mgmt::MadClient, public hca::VerbsClient {
  public:
   UmadService(zmq::context_t& ctx, const std::string& endpoint, Fabric& f,
               const scenario::Scenario& s, engine::Partition& part);
@@ -36,6 +43,8 @@ class UmadService : public mgmt::MadClient {
   size_t attached_clients() const;
   bool Deliver(engine::LpId lp, int port, const engine::MadBytes& mad,
                const mgmt::MadAddress& from) override;
+  // hca::VerbsClient: a completion for the verbs program of `session`.
+  void Complete(uint32_t session, const hca::VerbsCompletion& c) override;
   uint64_t mads_in() const { return mads_in_; }
   uint64_t mads_out() const { return mads_out_; }
 
@@ -48,6 +57,15 @@ class UmadService : public mgmt::MadClient {
   int FindNode(const std::string& name) const;
   void Reply(const std::string& routing_id, const std::string& body);
   void Forget(const std::string& routing_id);
+  // Verbs programs (verbs_requests.cc): sessions, each a program on one HCA.
+  struct Session {
+    std::string routing_id;
+    engine::LpId lp = 0;
+    pid_t pid = 0;
+    uint32_t qps = 0, mrs = 0;  // held, against the per-session limits
+  };
+  void HandleVerbs(const std::string& routing_id, uint64_t request, const umad::VerbsRequest& v);
+  void CloseSession(uint32_t id);
 
   zmq::socket_t sock_;
   Fabric& f_;
@@ -55,6 +73,8 @@ class UmadService : public mgmt::MadClient {
   engine::Partition& part_;
   std::string endpoint_;
   std::map<std::pair<engine::LpId, int>, std::vector<Client>> attached_;
+  std::map<uint32_t, Session> sessions_;
+  uint32_t next_session_ = 1;
   uint64_t seq_ = 0;
   uint64_t mads_in_ = 0, mads_out_ = 0;
 };

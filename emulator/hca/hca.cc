@@ -61,6 +61,12 @@ void Hca::HandleDevice(const engine::Event& e) {
     case kSinkDone:
       Deliver(e.port, e.pkt);
       return;
+    case kVerbsKick:
+      VerbsKick(e.a);
+      return;
+    case kVerbsTimer:
+      VerbsTimer(e.a, e.b);
+      return;
   }
 }
 

@@ -13,6 +13,7 @@
 #include "emulator/cc/hca_cc.h"
 #include "emulator/hca/hca_config.h"
 #include "emulator/hca/traffic_source.h"
+#include "emulator/hca/verbs_qp.h"
 #include "emulator/link/fabric_context.h"
 #include "emulator/mgmt/managed_node.h"
 #include "emulator/policy/input_queuing.h"
@@ -43,11 +44,30 @@ class Hca : public mgmt::ManagedNode, private cc::HcaView {
 
   void Start() override;
 
+  // Verbs programs attached through the fabric's service (emulator/fabric/umad_service.cc):
+  // their memory regions and QPs, and the transport that runs them (verbs_transport.cc). Each
+  // returns 0 or an errno. Posts take effect at virtual time `at`.
+  static constexpr uint32_t kVerbsQpnBase = 0x400000;
+  void SetVerbsClient(VerbsClient* c) { verbs_client_ = c; }
+  int RegMr(const MemoryRegion& mr, uint32_t* lkey, uint32_t* rkey);
+  int DeregMr(uint32_t session, uint32_t lkey);
+  static constexpr uint32_t kMaxVerbsWr = 32768;  // ibv_device_attr.max_qp_wr
+  int CreateVerbsQp(uint32_t session, pid_t pid, uint32_t pd, int type, bool sq_sig_all,
+                    uint32_t max_send_wr, uint32_t max_recv_wr, uint32_t* qpn);
+  int ModifyVerbsQp(uint32_t session, uint32_t qpn, const VerbsQpAttr& a, SimTime at);
+  int DestroyVerbsQp(uint32_t session, uint32_t qpn);
+  void PostVerbsSend(uint32_t session, uint32_t qpn, std::vector<SendWqe> wqes, SimTime at);
+  void PostVerbsRecv(uint32_t session, uint32_t qpn, std::vector<RecvWqe> wqes, SimTime at);
+  // A program that went away: its QPs and MRs go.
+  void CloseVerbsSession(uint32_t session);
+
  private:
   enum Kind : uint16_t {
     kMessage = kFirstDeviceKind,  // a = source: a message arrives (or a saturating source resumes)
     kSinkDone,                    // port, pkt: the host has taken the packet
     kCcTimer,                     // a, b: the mechanism's (HcaCc::OnTimer)
+    kVerbsKick,                   // a = QP index: posted work, or an RNR wait that ended
+    kVerbsTimer,                  // a = QP index, b = generation: the requester's ACK timeout
   };
 
   struct SourceState {
@@ -70,6 +90,7 @@ class Hca : public mgmt::ManagedNode, private cc::HcaView {
     bool in_ring = false;      // has work: in its VL's ring, or parked
     bool parked = false;       // out of the ring until its gate passes (PortState::parked)
     SimTime gate = 0;          // sends nothing before this (congestion control's per-QP gate)
+    VerbsQp* verbs = nullptr;  // a verbs program's QP (dlid is then a wire LID)
   };
   struct Ring {
     std::vector<uint32_t> qps;
@@ -120,6 +141,39 @@ class Hca : public mgmt::ManagedNode, private cc::HcaView {
   // A response (ACK, CNP) for one of this HCA's QPs: told to congestion control.
   void OnResponse(Packet* pkt);
   void SendData(int p, int vl, uint32_t qp_index);
+  // Takes QP qi out of its VL's ring (it has nothing more to send).
+  void LeaveRing(int p, int vl, uint32_t qi);
+
+  // verbs_transport.cc
+  VerbsQp* VerbsQpOf(uint32_t qpn, uint32_t* qi = nullptr);
+  bool VerbsReady(const QueuePair& qp, int p, int vl) const;
+  void VerbsSendData(int p, int vl, uint32_t qi);
+  void VerbsKick(uint32_t qi);
+  void VerbsTimer(uint32_t qi, uint64_t generation);
+  void VerbsReceive(int p, Packet* pkt);
+  void VerbsRequest(int p, VerbsQp& q, Packet* pkt);
+  void VerbsResponse(int p, VerbsQp& q, uint32_t qi, Packet* pkt);
+  void VerbsAck(int p, VerbsQp& q, const Packet& request, uint8_t syndrome, uint32_t psn);
+  void VerbsQueueResponse(int p, Packet* pkt, uint16_t dlid);
+  Packet* VerbsPacket(int p, const VerbsQp& q, uint8_t opcode, uint32_t psn, bool ack_req,
+                      uint16_t dlid, uint8_t sl, uint32_t dest_qp);
+  void VerbsFinishPacket(Packet* pkt, std::vector<uint8_t> payload);
+  const MemoryRegion* FindMr(uint32_t key, bool remote) const;
+  static bool InRegion(const MemoryRegion* mr, uint64_t addr, uint64_t n);
+  // Reads or writes [addr, addr + n) through key, checking the region, its PD and its access.
+  bool VerbsDma(const VerbsQp& q, uint32_t key, bool remote, uint32_t access, uint64_t addr,
+                void* buf, size_t n, bool write);
+  bool GatherSend(const VerbsQp& q, const SendWqe& w, uint32_t offset, uint32_t n,
+                  std::vector<uint8_t>* out);
+  bool Scatter(const VerbsQp& q, const std::vector<Sge>& sges, uint32_t offset, const uint8_t* data,
+               uint32_t n);
+  void CompleteSend(VerbsQp& q, const SendWqe& w, int status);
+  void CompleteRecv(VerbsQp& q, const RecvWqe& r, int status, int opcode, uint32_t len,
+                    const Packet* pkt);
+  // The QP goes to Error: what is queued completes with IBV_WC_WR_FLUSH_ERR.
+  void VerbsError(VerbsQp& q, uint32_t qi);
+  void ArmAckTimer(VerbsQp& q, uint32_t qi);
+  void Rewind(VerbsQp& q, uint32_t qi);
   void Deliver(int p, Packet* pkt);
   void OnManagementPacket(int p, Packet* pkt) override;
   void OnClientMad(int p, Packet* pkt) override;
@@ -170,6 +224,11 @@ class Hca : public mgmt::ManagedNode, private cc::HcaView {
   std::unordered_map<uint64_t, uint32_t> msn_;
   std::mt19937_64 rng_;
   std::unique_ptr<cc::HcaCc> cc_hooks_;
+  // Verbs: QPs by index into qps_ (null when destroyed), MRs by lkey.
+  std::vector<std::unique_ptr<VerbsQp>> verbs_qps_;
+  std::unordered_map<uint32_t, MemoryRegion> mrs_;
+  uint32_t next_key_ = 0x100;
+  VerbsClient* verbs_client_ = nullptr;
 };
 
 }  // namespace ibemu::hca

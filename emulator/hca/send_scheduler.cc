@@ -15,6 +15,7 @@ uint32_t Hca::NextSegment(const QueuePair& qp) const {
 }
 
 bool Hca::QpReady(const QueuePair& qp, int p, int vl) const {
+  if (qp.verbs) return VerbsReady(qp, p, vl);
   if (qp.messages.empty() || AllowedAt(qp) > now() || !port_active(p)) return false;
   if (ctx_->WireLid(qp.dlid) == 0) return false;  // the SM has not given the destination a LID
   uint32_t payload = NextSegment(qp);
@@ -118,6 +119,10 @@ void Hca::Arbitrate(int p) {
 
 void Hca::SendData(int p, int vl, uint32_t qi) {
   QueuePair& qp = qps_[qi];
+  if (qp.verbs) {
+    VerbsSendData(p, vl, qi);
+    return;
+  }
   SourceState& src = sources_[qp.source];
   QueuePair::Message& m = qp.messages.front();
   uint32_t payload = NextSegment(qp);
@@ -153,17 +158,20 @@ void Hca::SendData(int p, int vl, uint32_t qi) {
   if (qp.sent_in_msg < m.bytes) return;
   qp.messages.pop_front();
   qp.sent_in_msg = 0;
-  if (qp.messages.empty()) {
-    Ring& r = pstate_[p].rings[vl];
-    r.Remove(static_cast<size_t>(std::find(r.qps.begin(), r.qps.end(), qi) - r.qps.begin()));
-    qp.in_ring = false;
-  }
+  if (qp.messages.empty()) LeaveRing(p, vl, qi);
   // A saturating source queues its next message as soon as the previous one is segmented.
   if (src.cfg.arrival == Arrival::kSaturate && src.waiting) {
     src.waiting = false;
     SimTime t = NextOnTime(src.cfg, now());
     if (t < src.cfg.stop) Post(id(), t, kMessage, 0, qp.source);
   }
+}
+
+void Hca::LeaveRing(int p, int vl, uint32_t qi) {
+  Ring& r = pstate_[p].rings[vl];
+  auto it = std::find(r.qps.begin(), r.qps.end(), qi);
+  if (it != r.qps.end()) r.Remove(static_cast<size_t>(it - r.qps.begin()));
+  qps_[qi].in_ring = false;
 }
 
 void Hca::Park(int p, Ring& r, size_t idx, SimTime until) {

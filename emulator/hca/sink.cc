@@ -50,6 +50,10 @@ void Hca::Deliver(int p, Packet* pkt) {
   Release(p, pkt->lrh().vl(), pkt->credit_class, pkt->blocks());
   wire::Bth bth = pkt->bth();
   uint8_t op = bth.opcode();
+  if (bth.dest_qp() >= kVerbsQpnBase) {
+    VerbsReceive(p, pkt);
+    return;
+  }
   if (op == wire::opcode::kRcAcknowledge) {
     OnResponse(pkt);
     FreePacket(pkt);
@@ -93,10 +97,12 @@ void Hca::SendCnp(int p, Packet& m) {
 }
 
 void Hca::OnResponse(Packet* pkt) {
-  // This HCA numbers its QPs from 0x100 in creation order (QpFor), and responses name the QP.
+  // This HCA numbers its QPs from 0x100 in creation order (QpFor), its verbs QPs from
+  // kVerbsQpnBase by the same index, and responses name the QP.
   uint32_t qpn = pkt->bth().dest_qp();
-  if (!cc_hooks_ || qpn < 0x100 || qpn - 0x100 >= qps_.size()) return;
-  cc_hooks_->OnResponse(*this, qpn - 0x100, *pkt);
+  uint32_t qi = qpn >= kVerbsQpnBase ? qpn - kVerbsQpnBase : qpn - 0x100;
+  if (!cc_hooks_ || qpn < 0x100 || qi >= qps_.size()) return;
+  cc_hooks_->OnResponse(*this, qi, *pkt);
 }
 
 }  // namespace ibemu::hca

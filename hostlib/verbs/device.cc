@@ -11,6 +11,7 @@
 
 #include "hostlib/verbs/attributes.h"
 #include "hostlib/verbs/hca.h"
+#include "hostlib/verbs/resources.h"
 #include "hostlib/verbs/sysfs.h"
 
 namespace ibemu::verbs {
@@ -22,21 +23,7 @@ void Copy(char* dst, size_t size, const std::string& src) {
 
 // The data path of an HCA that has no queue pairs yet: every op is there (the inline verbs call
 // them without checking) and refuses, as a provider without the feature does.
-int PollCqUnsupported(ibv_cq*, int, ibv_wc*) {
-  return -EOPNOTSUPP;
-}
-int ReqNotifyUnsupported(ibv_cq*, int) {
-  return EOPNOTSUPP;
-}
 int PostSrqRecvUnsupported(ibv_srq*, ibv_recv_wr* wr, ibv_recv_wr** bad) {
-  *bad = wr;
-  return EOPNOTSUPP;
-}
-int PostSendUnsupported(ibv_qp*, ibv_send_wr* wr, ibv_send_wr** bad) {
-  *bad = wr;
-  return EOPNOTSUPP;
-}
-int PostRecvUnsupported(ibv_qp*, ibv_recv_wr* wr, ibv_recv_wr** bad) {
   *bad = wr;
   return EOPNOTSUPP;
 }
@@ -109,11 +96,8 @@ ibv_context* OpenContext(ibv_device* dev) {
     errno = ENODEV;
     return nullptr;
   }
-  auto* c = new (std::nothrow) Context();
-  if (!c) {
-    errno = ENOMEM;
-    return nullptr;
-  }
+  auto* c = Allocate<Context>();
+  if (!c) return nullptr;
   std::memset(&c->vctx, 0, sizeof c->vctx);
   verbs_context& v = c->vctx;
   v.sz = sizeof v;
@@ -126,11 +110,11 @@ ibv_context* OpenContext(ibv_device* dev) {
   ctx.async_fd = eventfd(0, EFD_CLOEXEC);
   ctx.num_comp_vectors = 1;
   pthread_mutex_init(&ctx.mutex, nullptr);
-  ctx.ops.poll_cq = PollCqUnsupported;
-  ctx.ops.req_notify_cq = ReqNotifyUnsupported;
+  ctx.ops.poll_cq = PollCq;
+  ctx.ops.req_notify_cq = ReqNotifyCq;
   ctx.ops.post_srq_recv = PostSrqRecvUnsupported;
-  ctx.ops.post_send = PostSendUnsupported;
-  ctx.ops.post_recv = PostRecvUnsupported;
+  ctx.ops.post_send = QpPostSend;
+  ctx.ops.post_recv = QpPostRecv;
   ctx.ops.alloc_mw = AllocMwUnsupported;
   ctx.ops.bind_mw = BindMwUnsupported;
   ctx.ops.dealloc_mw = DeallocMwUnsupported;

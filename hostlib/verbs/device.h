@@ -5,12 +5,22 @@
 #pragma once
 #include <infiniband/verbs.h>
 
+#include <cerrno>
 #include <mutex>
+#include <new>
 #include <optional>
 
 #include "umad.pb.h"
 
 namespace ibemu::verbs {
+
+// A verbs object, or null with errno ENOMEM, as every rdma-core allocation fails.
+template <typename T>
+T* Allocate() {
+  T* t = new (std::nothrow) T();
+  if (!t) errno = ENOMEM;
+  return t;
+}
 
 struct Device {
   ibv_device dev;  // first: programs hold the ibv_device*

@@ -1,5 +1,9 @@
 #include "hostlib/verbs/hca.h"
 
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 
@@ -49,6 +53,67 @@ std::optional<umad::CaAttributes> Hca::Describe() {
       &why);
   if (!ca) Hint(why);
   return ca;
+}
+
+uint32_t Hca::OpenSession() {
+  std::lock_guard lock(session_mu_);
+  if (session_) return session_;
+  if (!Describe()) return 0;  // says why, once
+  // The emulated HCA reads and writes this process's registered memory from the fabric's
+  // process (process_vm_readv/writev), as an HCA does by DMA; under Yama's ptrace_scope 1 that
+  // needs our consent. Same-user processes only, as ptrace always requires.
+  prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
+  umad::ToFabric msg;
+  umad::VerbsRequest* v = msg.mutable_verbs();
+  v->mutable_open()->set_node(node_);
+  v->mutable_open()->set_pid(static_cast<uint32_t>(getpid()));
+  auto reply = link_.Call(msg, where_.query_timeout);
+  if (!reply || !reply->has_verbs_reply() || reply->verbs_reply().status() != 0) {
+    Hint(reply && reply->has_verbs_reply() ? reply->verbs_reply().error()
+                                           : "the fabric did not answer the verbs Open");
+    return 0;
+  }
+  session_ = reply->verbs_reply().session();
+  return session_;
+}
+
+umad::VerbsReply Hca::Request(umad::VerbsRequest req) {
+  umad::VerbsReply fail;
+  fail.set_status(ENODEV);
+  uint32_t session = OpenSession();
+  if (!session) return fail;
+  req.set_session(session);
+  umad::ToFabric msg;
+  *msg.mutable_verbs() = std::move(req);
+  auto reply = link_.Call(msg, where_.query_timeout);
+  if (!reply || !reply->has_verbs_reply()) return fail;
+  return reply->verbs_reply();
+}
+
+void Hca::Post(umad::VerbsRequest req) {
+  req.set_session(session_);
+  umad::ToFabric msg;
+  *msg.mutable_verbs() = std::move(req);
+  link_.Post(msg);
+}
+
+void Hca::SetSink(uint32_t qpn, CompletionSink sink) {
+  std::lock_guard lock(sinks_mu_);
+  sinks_[qpn] = std::move(sink);
+}
+
+void Hca::ClearSink(uint32_t qpn) {
+  std::lock_guard lock(sinks_mu_);
+  sinks_.erase(qpn);
+}
+
+void Hca::OnFabricMessage(const umad::FromFabric& msg) {
+  if (!msg.has_completions()) return;
+  std::lock_guard lock(sinks_mu_);
+  for (const umad::Completion& c : msg.completions().c()) {
+    auto it = sinks_.find(c.qpn());
+    if (it != sinks_.end()) it->second(c);
+  }
 }
 
 }  // namespace ibemu::verbs

@@ -1,12 +1,15 @@
 // The emulated HCA this process stands behind: which topology node (IBEMU_VERBS_HCA, else the
 // node of IBEMU_UMAD_PORT, as `ibemu exec --hca` sets both), the connection to the fabric it
-// shares with nothing else in the process, and its description fresh from the fabric, so LIDs
-// an SM assigns show at the next query as they do through sysfs on a real host.
+// shares with nothing else in the process, its description fresh from the fabric (so LIDs an SM
+// assigns show at the next query, as they do through sysfs on a real host), and the verbs
+// session: requests to the HCA, and completions from it handed to whoever registered the QP.
 #pragma once
 #include <atomic>
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <unordered_map>
 
 #include "hostlib/client/fabric_address.h"
 #include "hostlib/client/fabric_link.h"
@@ -23,12 +26,25 @@ class Hca final : public hostclient::LinkListener {
   std::optional<umad::CaAttributes> Describe();
   const std::string& node() const { return node_; }
 
+  // A verbs request the HCA answers (Open, RegMr, CreateQp, ...): the reply, or one with
+  // status ENODEV when the fabric is not there. Opens the session first if needed.
+  umad::VerbsReply Request(umad::VerbsRequest req);
+  // PostSend and PostRecv: no reply; the HCA answers with completions.
+  void Post(umad::VerbsRequest req);
+
+  // Where the completions of a QP go, called on the I/O thread.
+  using CompletionSink = std::function<void(const umad::Completion&)>;
+  void SetSink(uint32_t qpn, CompletionSink sink);
+  void ClearSink(uint32_t qpn);
+
  private:
   Hca();
   void Hint(const std::string& why);
 
-  // hostclient::LinkListener: nothing to do yet beyond answering Calls.
-  void OnFabricMessage(const umad::FromFabric&) override {}
+  uint32_t OpenSession();  // 0 when the fabric refuses or is not there
+
+  // hostclient::LinkListener: completions go to the sinks.
+  void OnFabricMessage(const umad::FromFabric& msg) override;
   void OnReconnected() override {}
   std::optional<std::chrono::steady_clock::time_point> NextDeadline() override {
     return std::nullopt;
@@ -43,6 +59,10 @@ class Hca final : public hostclient::LinkListener {
   std::mutex mu_;
   hostclient::FabricLink link_{this};
   std::atomic<bool> hinted_{false};
+  std::mutex session_mu_;
+  uint32_t session_ = 0;
+  std::mutex sinks_mu_;
+  std::unordered_map<uint32_t, CompletionSink> sinks_;
 };
 
 }  // namespace ibemu::verbs

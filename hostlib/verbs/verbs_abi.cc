@@ -238,31 +238,6 @@ IBEMU_EXPORT int ibv_get_async_event(ibv_context* context, ibv_async_event* even
 
 IBEMU_EXPORT void ibv_ack_async_event(ibv_async_event*) {}
 
-IBEMU_EXPORT ibv_comp_channel* ibv_create_comp_channel(ibv_context* context) {
-  auto* ch = new (std::nothrow) ibv_comp_channel();
-  if (!ch) {
-    errno = ENOMEM;
-    return nullptr;
-  }
-  ch->context = context;
-  ch->fd = eventfd(0, EFD_CLOEXEC);
-  ch->refcnt = 0;
-  if (ch->fd < 0) {
-    int e = errno;
-    delete ch;
-    errno = e;
-    return nullptr;
-  }
-  return ch;
-}
-
-IBEMU_EXPORT int ibv_destroy_comp_channel(ibv_comp_channel* channel) {
-  if (channel->refcnt) return EBUSY;  // CQs still use it
-  close(channel->fd);
-  delete channel;
-  return 0;
-}
-
 // Memory registered with the emulated HCA is never pinned by a kernel, so fork needs nothing.
 IBEMU_EXPORT int ibv_fork_init() {
   return 0;

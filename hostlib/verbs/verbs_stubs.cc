@@ -14,15 +14,6 @@
 
 #pragma GCC diagnostic ignored "-Wunused-parameter"
 
-IBEMU_EXPORT void ibv_ack_cq_events(struct ibv_cq* cq, unsigned int nevents) {
-  // nothing was created, so there is nothing to release
-}
-
-IBEMU_EXPORT struct ibv_pd* ibv_alloc_pd(struct ibv_context* context) {
-  errno = EOPNOTSUPP;
-  return nullptr;
-}
-
 IBEMU_EXPORT int ibv_attach_mcast(struct ibv_qp* qp, const union ibv_gid* gid, uint16_t lid) {
   return EOPNOTSUPP;
 }
@@ -38,41 +29,13 @@ IBEMU_EXPORT struct ibv_ah* ibv_create_ah_from_wc(struct ibv_pd* pd, struct ibv_
   return nullptr;
 }
 
-IBEMU_EXPORT struct ibv_cq* ibv_create_cq(struct ibv_context* context, int cqe, void* cq_context,
-                                          struct ibv_comp_channel* channel, int comp_vector) {
-  errno = EOPNOTSUPP;
-  return nullptr;
-}
-
-IBEMU_EXPORT struct ibv_qp* ibv_create_qp(struct ibv_pd* pd,
-                                          struct ibv_qp_init_attr* qp_init_attr) {
-  errno = EOPNOTSUPP;
-  return nullptr;
-}
-
 IBEMU_EXPORT struct ibv_srq* ibv_create_srq(struct ibv_pd* pd,
                                             struct ibv_srq_init_attr* srq_init_attr) {
   errno = EOPNOTSUPP;
   return nullptr;
 }
 
-IBEMU_EXPORT int ibv_dealloc_pd(struct ibv_pd* pd) {
-  return EOPNOTSUPP;
-}
-
-IBEMU_EXPORT int ibv_dereg_mr(struct ibv_mr* mr) {
-  return EOPNOTSUPP;
-}
-
 IBEMU_EXPORT int ibv_destroy_ah(struct ibv_ah* ah) {
-  return EOPNOTSUPP;
-}
-
-IBEMU_EXPORT int ibv_destroy_cq(struct ibv_cq* cq) {
-  return EOPNOTSUPP;
-}
-
-IBEMU_EXPORT int ibv_destroy_qp(struct ibv_qp* qp) {
   return EOPNOTSUPP;
 }
 
@@ -84,12 +47,6 @@ IBEMU_EXPORT int ibv_detach_mcast(struct ibv_qp* qp, const union ibv_gid* gid, u
   return EOPNOTSUPP;
 }
 
-IBEMU_EXPORT int ibv_get_cq_event(struct ibv_comp_channel* channel, struct ibv_cq** cq,
-                                  void** cq_context) {
-  errno = EOPNOTSUPP;
-  return -1;
-}
-
 IBEMU_EXPORT int ibv_init_ah_from_wc(struct ibv_context* context, uint8_t port_num,
                                      struct ibv_wc* wc, struct ibv_grh* grh,
                                      struct ibv_ah_attr* ah_attr) {
@@ -97,17 +54,8 @@ IBEMU_EXPORT int ibv_init_ah_from_wc(struct ibv_context* context, uint8_t port_n
   return -1;
 }
 
-IBEMU_EXPORT int ibv_modify_qp(struct ibv_qp* qp, struct ibv_qp_attr* attr, int attr_mask) {
-  return EOPNOTSUPP;
-}
-
 IBEMU_EXPORT int ibv_modify_srq(struct ibv_srq* srq, struct ibv_srq_attr* srq_attr,
                                 int srq_attr_mask) {
-  return EOPNOTSUPP;
-}
-
-IBEMU_EXPORT int ibv_query_qp(struct ibv_qp* qp, struct ibv_qp_attr* attr, int attr_mask,
-                              struct ibv_qp_init_attr* init_attr) {
   return EOPNOTSUPP;
 }
 
@@ -115,17 +63,8 @@ IBEMU_EXPORT int ibv_query_srq(struct ibv_srq* srq, struct ibv_srq_attr* srq_att
   return EOPNOTSUPP;
 }
 
-IBEMU_EXPORT struct ibv_mr* ibv_reg_mr(struct ibv_pd* pd, void* addr, size_t length, int access) {
-  errno = EOPNOTSUPP;
-  return nullptr;
-}
-
 IBEMU_EXPORT int ibv_rereg_mr(struct ibv_mr* mr, int flags, struct ibv_pd* pd, void* addr,
                               size_t length, int access) {
-  return EOPNOTSUPP;
-}
-
-IBEMU_EXPORT int ibv_resize_cq(struct ibv_cq* cq, int cqe) {
   return EOPNOTSUPP;
 }
 
@@ -186,18 +125,6 @@ IBEMU_EXPORT int ibv_query_qp_data_in_order(struct ibv_qp* qp, enum ibv_wr_opcod
 }
 
 IBEMU_EXPORT struct ibv_qp_ex* ibv_qp_to_qp_ex(struct ibv_qp* qp) {
-  errno = EOPNOTSUPP;
-  return nullptr;
-}
-
-IBEMU_EXPORT struct ibv_mr* ibv_reg_mr_iova(struct ibv_pd* pd, void* addr, size_t length,
-                                            uint64_t iova, int access) {
-  errno = EOPNOTSUPP;
-  return nullptr;
-}
-
-IBEMU_EXPORT struct ibv_mr* ibv_reg_mr_iova2(struct ibv_pd* pd, void* addr, size_t length,
-                                             uint64_t iova, unsigned int access) {
   errno = EOPNOTSUPP;
   return nullptr;
 }

@@ -89,11 +89,18 @@ class UpFabric {
                  port + " " + state);
   }
   pid_t SpawnExec(const std::string& port, const std::string& cmd, const std::string& log) const {
+    return Spawn("--port " + port, cmd, log);
+  }
+  // A program on CA `hca` (`ibemu exec --hca`) in the background, its output to `log`.
+  pid_t SpawnOnHca(const std::string& hca, const std::string& cmd, const std::string& log) const {
+    return Spawn("--hca " + hca, cmd, log);
+  }
+  pid_t Spawn(const std::string& where, const std::string& cmd, const std::string& log) const {
     pid_t pid = fork();
     if (pid == 0) {
       setenv("IBEMU_RUN_DIR", dir_.c_str(), 1);
-      std::string c = std::string("exec ") + IBEMU_BINARY + " exec --name " + name_ + " --port " +
-                      port + " -- " + cmd + " >" + log + " 2>&1";
+      std::string c = std::string("exec ") + IBEMU_BINARY + " exec --name " + name_ + " " + where +
+                      " -- " + cmd + " >" + log + " 2>&1";
       execl("/bin/sh", "sh", "-c", c.c_str(), nullptr);
       _exit(127);
     }

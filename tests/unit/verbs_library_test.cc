@@ -9,6 +9,7 @@
 #include <string>
 
 #include "hostlib/verbs/attributes.h"
+#include "hostlib/verbs/qp_state.h"
 #include "hostlib/verbs/sysfs.h"
 
 // rdma-core's driver.h, which Debian does not install.
@@ -172,6 +173,61 @@ TEST(VerbsSysfs, ReadSysfsFileDropsTheNewlineAndRefusesToTruncate) {
   char small[3];
   EXPECT_EQ(ibv_read_sysfs_file("/proc/sys/kernel", "ostype", small, sizeof small), -1);
   EXPECT_EQ(ibv_read_sysfs_file("/nonexistent", "x", buf, sizeof buf), -1);
+}
+
+// The kernel's qp_state_table, as ib_modify_qp_is_ok applies it (docs in qp_state.h).
+TEST(QpStateMachine, TransitionsAndAttributeMasksAsTheKernelChecksThem) {
+  ibv_qp_attr a{};
+  auto to = [&](ibv_qp_state s) {
+    a.qp_state = s;
+    return &a;
+  };
+  constexpr int kS = IBV_QP_STATE;
+  constexpr int kInit = kS | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS;
+  constexpr int kRtr = kS | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+                       IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
+  constexpr int kRts = kS | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
+                       IBV_QP_MAX_QP_RD_ATOMIC;
+  // ibv_rc_pingpong's three steps are accepted...
+  EXPECT_EQ(CheckModify(IBV_QPT_RC, IBV_QPS_RESET, *to(IBV_QPS_INIT), kInit), 0);
+  EXPECT_EQ(CheckModify(IBV_QPT_RC, IBV_QPS_INIT, *to(IBV_QPS_RTR), kRtr), 0);
+  EXPECT_EQ(CheckModify(IBV_QPT_RC, IBV_QPS_RTR, *to(IBV_QPS_RTS), kRts), 0);
+  // ... and each with one required attribute missing is not.
+  EXPECT_EQ(CheckModify(IBV_QPT_RC, IBV_QPS_RESET, *to(IBV_QPS_INIT), kInit & ~IBV_QP_PORT),
+            EINVAL);
+  EXPECT_EQ(CheckModify(IBV_QPT_RC, IBV_QPS_INIT, *to(IBV_QPS_RTR), kRtr & ~IBV_QP_MIN_RNR_TIMER),
+            EINVAL);
+  EXPECT_EQ(CheckModify(IBV_QPT_RC, IBV_QPS_RTR, *to(IBV_QPS_RTS), kRts & ~IBV_QP_TIMEOUT), EINVAL);
+  // UC needs no RNR timer, atomics or timeouts; UD wants the Q_Key at Init, not access flags.
+  EXPECT_EQ(CheckModify(IBV_QPT_UC, IBV_QPS_INIT, *to(IBV_QPS_RTR),
+                        kS | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN),
+            0);
+  EXPECT_EQ(CheckModify(IBV_QPT_UC, IBV_QPS_INIT, *to(IBV_QPS_RTR), kRtr), EINVAL);
+  EXPECT_EQ(CheckModify(IBV_QPT_UC, IBV_QPS_RTR, *to(IBV_QPS_RTS), kS | IBV_QP_SQ_PSN), 0);
+  EXPECT_EQ(CheckModify(IBV_QPT_UD, IBV_QPS_RESET, *to(IBV_QPS_INIT),
+                        kS | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY),
+            0);
+  EXPECT_EQ(CheckModify(IBV_QPT_UD, IBV_QPS_RESET, *to(IBV_QPS_INIT), kInit), EINVAL);
+  EXPECT_EQ(CheckModify(IBV_QPT_UD, IBV_QPS_INIT, *to(IBV_QPS_RTR), kS), 0);
+  // Skipping a state, going back, and Reset to Error are refused; Error and Reset from anywhere
+  // else are allowed with nothing but the state.
+  EXPECT_EQ(CheckModify(IBV_QPT_RC, IBV_QPS_RESET, *to(IBV_QPS_RTR), kRtr), EINVAL);
+  EXPECT_EQ(CheckModify(IBV_QPT_RC, IBV_QPS_RTS, *to(IBV_QPS_RTR), kS), EINVAL);
+  EXPECT_EQ(CheckModify(IBV_QPT_RC, IBV_QPS_RESET, *to(IBV_QPS_ERR), kS), EINVAL);
+  EXPECT_EQ(CheckModify(IBV_QPT_RC, IBV_QPS_RTS, *to(IBV_QPS_ERR), kS), 0);
+  EXPECT_EQ(CheckModify(IBV_QPT_RC, IBV_QPS_ERR, *to(IBV_QPS_RESET), kS), 0);
+  EXPECT_EQ(CheckModify(IBV_QPT_RC, IBV_QPS_ERR, *to(IBV_QPS_RTS), kS), EINVAL);
+  EXPECT_EQ(CheckModify(IBV_QPT_RC, IBV_QPS_RTS, *to(IBV_QPS_ERR), kS | IBV_QP_PORT), EINVAL);
+  // An attribute the transition does not take is refused, one it may take is not.
+  EXPECT_EQ(CheckModify(IBV_QPT_RC, IBV_QPS_RTS, *to(IBV_QPS_RTS), kS | IBV_QP_MIN_RNR_TIMER), 0);
+  EXPECT_EQ(CheckModify(IBV_QPT_RC, IBV_QPS_RTS, *to(IBV_QPS_RTS), kS | IBV_QP_DEST_QPN), EINVAL);
+  // CUR_STATE: only from RTR, RTS, SQD or SQE, and the claim is what is checked.
+  a.cur_qp_state = IBV_QPS_RTS;
+  EXPECT_EQ(CheckModify(IBV_QPT_RC, IBV_QPS_RTS, *to(IBV_QPS_RTS), kS | IBV_QP_CUR_STATE), 0);
+  EXPECT_EQ(CheckModify(IBV_QPT_RC, IBV_QPS_INIT, *to(IBV_QPS_INIT), kS | IBV_QP_CUR_STATE),
+            EINVAL);
+  a.cur_qp_state = IBV_QPS_INIT;
+  EXPECT_EQ(CheckModify(IBV_QPT_RC, IBV_QPS_RTS, *to(IBV_QPS_RTS), kS | IBV_QP_CUR_STATE), EINVAL);
 }
 
 }  // namespace

@@ -1,0 +1,225 @@
+// The verbs side of the host channel: a program opens a session on an HCA (the node of
+// IBEMU_VERBS_HCA, and its pid, whose memory the HCA then reads and writes), and its requests
+// become calls on that HCA's verbs block (emulator/hca/verbs_transport.cc): resources at once,
+// posted work at the partition's current virtual time. Completions go back as they happen.
+
+#include <infiniband/verbs.h>
+
+#include <algorithm>
+
+#include "emulator/fabric/umad_service.h"
+#include "emulator/hca/hca.h"
+#include "umad.pb.h"
+
+namespace ibemu::fabric {
+namespace {
+
+constexpr size_t kMaxSessionsPerClient = 64;
+// Far above what the pingpongs, perftest or an MPI rank use, and low enough that a client
+// cannot grow the fabric's memory without bound.
+constexpr uint32_t kMaxQpsPerSession = 4096;
+constexpr uint32_t kMaxMrsPerSession = 4096;
+
+std::vector<hca::Sge> SgesOf(const google::protobuf::RepeatedPtrField<umad::Sge>& in,
+                             uint32_t* total) {
+  std::vector<hca::Sge> v;
+  v.reserve(in.size());
+  *total = 0;
+  for (const umad::Sge& s : in) {
+    v.push_back({s.addr(), s.length(), s.lkey()});
+    *total += s.length();
+  }
+  return v;
+}
+
+}  // namespace
+
+void UmadService::HandleVerbs(const std::string& routing_id, uint64_t request,
+                              const umad::VerbsRequest& v) {
+  umad::FromFabric rep;
+  rep.set_request(request);
+  umad::VerbsReply* r = rep.mutable_verbs_reply();
+  auto reply = [&] { Reply(routing_id, rep.SerializeAsString()); };
+  if (v.has_open()) {
+    int n = FindNode(v.open().node());
+    auto* h = n >= 0 ? dynamic_cast<hca::Hca*>(f_.devices[n].get()) : nullptr;
+    size_t held = std::count_if(sessions_.begin(), sessions_.end(),
+                                [&](const auto& kv) { return kv.second.routing_id == routing_id; });
+    if (!h) {
+      r->set_status(ENODEV);
+      r->set_error("no channel adapter '" + v.open().node() + "' in " + s_.topology_source);
+    } else if (held >= kMaxSessionsPerClient) {
+      // One per device context a program opens; a client with more is broken or hostile.
+      r->set_status(EMFILE);
+      r->set_error("too many verbs sessions from one client (" + std::to_string(held) + ")");
+    } else {
+      uint32_t id = next_session_++;
+      sessions_[id] = {routing_id, static_cast<engine::LpId>(n),
+                       static_cast<pid_t>(v.open().pid())};
+      r->set_session(id);
+    }
+    reply();
+    return;
+  }
+  auto it = sessions_.find(v.session());
+  if (it == sessions_.end() || it->second.routing_id != routing_id) {
+    // Not this client's session: requests that expect an answer get EINVAL, posts are dropped.
+    if (!v.has_post_send() && !v.has_post_recv()) {
+      r->set_status(EINVAL);
+      r->set_error("no verbs session " + std::to_string(v.session()) + " for this client");
+      reply();
+    }
+    return;
+  }
+  Session& sess = it->second;
+  auto& h = dynamic_cast<hca::Hca&>(*f_.devices[sess.lp]);
+  engine::SimTime at = part_.now();
+  switch (v.op_case()) {
+    case umad::VerbsRequest::kRegMr: {
+      const umad::RegMr& m = v.reg_mr();
+      hca::MemoryRegion mr;
+      mr.session = v.session();
+      mr.pid = sess.pid;
+      mr.pd = m.pd();
+      mr.addr = m.addr();
+      mr.length = m.length();
+      mr.access = m.access();
+      uint32_t lkey = 0, rkey = 0;
+      r->set_status(sess.mrs >= kMaxMrsPerSession ? ENOMEM : h.RegMr(mr, &lkey, &rkey));
+      if (r->status() == 0) ++sess.mrs;
+      r->set_lkey(lkey);
+      r->set_rkey(rkey);
+      break;
+    }
+    case umad::VerbsRequest::kDeregMr:
+      r->set_status(h.DeregMr(v.session(), v.dereg_mr().lkey()));
+      if (r->status() == 0) --sess.mrs;
+      break;
+    case umad::VerbsRequest::kCreateQp: {
+      const umad::CreateQp& c = v.create_qp();
+      uint32_t qpn = 0;
+      r->set_status(sess.qps >= kMaxQpsPerSession
+                        ? ENOMEM
+                        : h.CreateVerbsQp(v.session(), sess.pid, c.pd(), static_cast<int>(c.type()),
+                                          c.sq_sig_all(), c.max_send_wr(), c.max_recv_wr(), &qpn));
+      if (r->status() == 0) ++sess.qps;
+      r->set_qpn(qpn);
+      break;
+    }
+    case umad::VerbsRequest::kModifyQp: {
+      const umad::QpAttributes& a = v.modify_qp().attr();
+      hca::VerbsQpAttr q;
+      q.mask = a.mask();
+      q.state = static_cast<int>(a.state());
+      q.port = static_cast<int>(a.port());
+      q.pkey_index = a.pkey_index();
+      q.qkey = a.qkey();
+      q.access = a.access();
+      q.path_mtu = a.path_mtu();
+      q.dest_qpn = a.dest_qpn();
+      q.rq_psn = a.rq_psn();
+      q.sq_psn = a.sq_psn();
+      q.max_rd_atomic = a.max_rd_atomic();
+      q.max_dest_rd_atomic = a.max_dest_rd_atomic();
+      q.min_rnr_timer = a.min_rnr_timer();
+      q.timeout = a.timeout();
+      q.retry_cnt = a.retry_cnt();
+      q.rnr_retry = a.rnr_retry();
+      q.dlid = static_cast<uint16_t>(a.ah().dlid());
+      q.sl = static_cast<uint8_t>(a.ah().sl() & 0xF);
+      q.src_path_bits = static_cast<uint8_t>(a.ah().src_path_bits());
+      r->set_status(h.ModifyVerbsQp(v.session(), v.modify_qp().qpn(), q, at));
+      break;
+    }
+    case umad::VerbsRequest::kDestroyQp:
+      r->set_status(h.DestroyVerbsQp(v.session(), v.destroy_qp().qpn()));
+      if (r->status() == 0) --sess.qps;
+      break;
+    case umad::VerbsRequest::kClose:
+      CloseSession(v.session());
+      break;
+    case umad::VerbsRequest::kPostSend: {
+      std::vector<hca::SendWqe> wqes;
+      for (const umad::SendWr& w : v.post_send().wr()) {
+        hca::SendWqe q;
+        q.wr_id = w.wr_id();
+        q.opcode = static_cast<int>(w.opcode());
+        q.signaled = w.flags() & IBV_SEND_SIGNALED;
+        q.solicited = w.flags() & IBV_SEND_SOLICITED;
+        q.inlined = w.flags() & IBV_SEND_INLINE;
+        q.imm = w.imm();
+        q.sges = SgesOf(w.sge(), &q.length);
+        if (q.inlined) {
+          q.inline_data = w.inline_data();
+          q.length = static_cast<uint32_t>(q.inline_data.size());
+        }
+        if (q.opcode == IBV_WR_ATOMIC_CMP_AND_SWP || q.opcode == IBV_WR_ATOMIC_FETCH_AND_ADD)
+          q.length = 8;
+        q.remote_addr = w.remote_addr();
+        q.rkey = w.rkey();
+        q.compare_add = w.compare_add();
+        q.swap = w.swap();
+        wqes.push_back(std::move(q));
+      }
+      h.PostVerbsSend(v.session(), v.post_send().qpn(), std::move(wqes), at);
+      return;
+    }
+    case umad::VerbsRequest::kPostRecv: {
+      std::vector<hca::RecvWqe> wqes;
+      for (const umad::RecvWr& w : v.post_recv().wr()) {
+        hca::RecvWqe q;
+        q.wr_id = w.wr_id();
+        q.sges = SgesOf(w.sge(), &q.length);
+        wqes.push_back(std::move(q));
+      }
+      h.PostVerbsRecv(v.session(), v.post_recv().qpn(), std::move(wqes), at);
+      return;
+    }
+    default:
+      r->set_status(EINVAL);
+      break;
+  }
+  reply();
+}
+
+void UmadService::CloseSession(uint32_t id) {
+  auto it = sessions_.find(id);
+  if (it == sessions_.end()) return;
+  if (auto* h = dynamic_cast<hca::Hca*>(f_.devices[it->second.lp].get())) h->CloseVerbsSession(id);
+  sessions_.erase(it);
+}
+
+void UmadService::Complete(uint32_t session, const hca::VerbsCompletion& c) {
+  auto it = sessions_.find(session);
+  if (it == sessions_.end()) return;
+  umad::FromFabric rep;
+  umad::Completions* cs = rep.mutable_completions();
+  cs->set_session(session);
+  umad::Completion* o = cs->add_c();
+  o->set_qpn(c.qpn);
+  o->set_recv(c.recv);
+  o->set_wr_id(c.wr_id);
+  o->set_status(static_cast<uint32_t>(c.status));
+  o->set_opcode(static_cast<uint32_t>(c.opcode));
+  o->set_byte_len(c.byte_len);
+  o->set_imm(c.imm);
+  o->set_wc_flags(c.wc_flags);
+  o->set_src_qp(c.src_qp);
+  o->set_slid(c.slid);
+  o->set_sl(c.sl);
+  o->set_signaled(c.signaled);
+  o->set_solicited(c.solicited);
+  o->set_timestamp_ns(static_cast<uint64_t>(c.timestamp / 1000));
+  // Called from inside the HCA's event: a program that has gone must not be forgotten here (its
+  // QPs are being walked), so a failed send is left for ForgetDeparted to find.
+  std::string body = rep.SerializeAsString();
+  try {
+    if (sock_.send(zmq::buffer(it->second.routing_id),
+                   zmq::send_flags::sndmore | zmq::send_flags::dontwait))
+      sock_.send(zmq::buffer(body), zmq::send_flags::dontwait);
+  } catch (const zmq::error_t& e) {
+    if (e.num() != EHOSTUNREACH) throw;
+  }
+}
+
+}  // namespace ibemu::fabric

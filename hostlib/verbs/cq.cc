@@ -1,0 +1,172 @@
+// Completion queues and completion channels. Completions arrive on the library's I/O thread
+// from the emulated HCA; poll_cq takes them in order. A CQ armed with req_notify_cq raises one
+// event on its channel at the next completion (only a solicited one, or an error, when armed for
+// solicited), and is disarmed until armed again; the channel's fd is readable while an event
+// waits, so poll/epoll on it work.
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdint>
+#include <new>
+
+#include "hostlib/verbs/device.h"
+#include "hostlib/verbs/resources.h"
+
+#define IBEMU_EXPORT extern "C" __attribute__((visibility("default")))
+
+namespace ibemu::verbs {
+
+Cq* ToCq(ibv_cq* cq) {
+  return reinterpret_cast<Cq*>(cq);
+}
+
+namespace {
+
+CompChannel* ToChannel(ibv_comp_channel* ch) {
+  return reinterpret_cast<CompChannel*>(ch);
+}
+
+}  // namespace
+
+void Cq::Add(const ibv_wc& wc, bool solicited) {
+  bool raise = false;
+  {
+    std::lock_guard lock(mu);
+    if (cqes.size() >= static_cast<size_t>(cq.cqe)) {
+      overrun = true;  // a real CQ overruns: the completion is lost and the CQ is in error
+      return;
+    }
+    cqes.push_back(wc);
+    if (armed && (!solicited_only || solicited || wc.status != IBV_WC_SUCCESS)) {
+      armed = false;
+      raise = cq.channel != nullptr;
+    }
+  }
+  if (!raise) return;
+  CompChannel* ch = ToChannel(cq.channel);
+  {
+    std::lock_guard lock(ch->mu);
+    ch->events.push_back(&cq);
+  }
+  uint64_t one = 1;
+  if (write(ch->ch.fd, &one, sizeof one) != sizeof one) {
+    // An eventfd write fails only on overflow of its 64-bit counter.
+  }
+}
+
+int PollCq(ibv_cq* ibcq, int num_entries, ibv_wc* wc) {
+  Cq* cq = ToCq(ibcq);
+  std::lock_guard lock(cq->mu);
+  if (cq->overrun) return -EIO;
+  int n = 0;
+  while (n < num_entries && !cq->cqes.empty()) {
+    wc[n++] = cq->cqes.front();
+    cq->cqes.pop_front();
+  }
+  return n;
+}
+
+int ReqNotifyCq(ibv_cq* ibcq, int solicited_only) {
+  Cq* cq = ToCq(ibcq);
+  std::lock_guard lock(cq->mu);
+  cq->armed = true;
+  cq->solicited_only = solicited_only != 0;
+  return 0;
+}
+
+}  // namespace ibemu::verbs
+
+using namespace ibemu::verbs;
+
+IBEMU_EXPORT ibv_comp_channel* ibv_create_comp_channel(ibv_context* context) {
+  auto* ch = Allocate<CompChannel>();
+  if (!ch) return nullptr;
+  ch->ch.context = context;
+  // Semaphore mode: each read takes one event, as each read of a uverbs event file does.
+  ch->ch.fd = eventfd(0, EFD_CLOEXEC | EFD_SEMAPHORE);
+  ch->ch.refcnt = 0;
+  if (ch->ch.fd < 0) {
+    int e = errno;
+    delete ch;
+    errno = e;
+    return nullptr;
+  }
+  return &ch->ch;
+}
+
+IBEMU_EXPORT int ibv_destroy_comp_channel(ibv_comp_channel* channel) {
+  if (channel->refcnt) return EBUSY;  // CQs still use it
+  close(channel->fd);
+  delete ToChannel(channel);
+  return 0;
+}
+
+IBEMU_EXPORT ibv_cq* ibv_create_cq(ibv_context* context, int cqe, void* cq_context,
+                                   ibv_comp_channel* channel, int comp_vector) {
+  ibv_device_attr attr;
+  if (cqe < 1 || comp_vector < 0 || comp_vector >= context->num_comp_vectors ||
+      ibv_query_device(context, &attr) != 0 || cqe > attr.max_cqe) {
+    errno = EINVAL;
+    return nullptr;
+  }
+  auto* cq = Allocate<Cq>();
+  if (!cq) return nullptr;
+  cq->cq.context = context;
+  cq->cq.channel = channel;
+  cq->cq.cq_context = cq_context;
+  cq->cq.cqe = cqe;
+  pthread_mutex_init(&cq->cq.mutex, nullptr);
+  pthread_cond_init(&cq->cq.cond, nullptr);
+  if (channel) {
+    std::lock_guard lock(ToChannel(channel)->mu);
+    ++channel->refcnt;
+  }
+  return &cq->cq;
+}
+
+IBEMU_EXPORT int ibv_resize_cq(ibv_cq* ibcq, int cqe) {
+  Cq* cq = ToCq(ibcq);
+  std::lock_guard lock(cq->mu);
+  if (cqe < 1 || static_cast<size_t>(cqe) < cq->cqes.size()) return EINVAL;
+  cq->cq.cqe = cqe;
+  return 0;
+}
+
+IBEMU_EXPORT int ibv_destroy_cq(ibv_cq* ibcq) {
+  Cq* cq = ToCq(ibcq);
+  if (ibv_comp_channel* ch = cq->cq.channel) {
+    CompChannel* c = ToChannel(ch);
+    std::lock_guard lock(c->mu);
+    --ch->refcnt;
+    // Events of this CQ not yet read go with it.
+    for (auto it = c->events.begin(); it != c->events.end();)
+      it = *it == ibcq ? c->events.erase(it) : it + 1;
+  }
+  pthread_mutex_destroy(&cq->cq.mutex);
+  pthread_cond_destroy(&cq->cq.cond);
+  delete cq;
+  return 0;
+}
+
+IBEMU_EXPORT int ibv_get_cq_event(ibv_comp_channel* channel, ibv_cq** cq, void** cq_context) {
+  uint64_t n;
+  if (read(channel->fd, &n, sizeof n) != sizeof n) return -1;  // errno from read (EAGAIN, ...)
+  CompChannel* c = ToChannel(channel);
+  std::lock_guard lock(c->mu);
+  if (c->events.empty()) {  // its CQ was destroyed in between
+    errno = EAGAIN;
+    return -1;
+  }
+  *cq = c->events.front();
+  c->events.pop_front();
+  *cq_context = (*cq)->cq_context;
+  return 0;
+}
+
+IBEMU_EXPORT void ibv_ack_cq_events(ibv_cq* cq, unsigned int nevents) {
+  pthread_mutex_lock(&cq->mutex);
+  cq->comp_events_completed += nevents;
+  pthread_cond_signal(&cq->cond);
+  pthread_mutex_unlock(&cq->mutex);
+}
