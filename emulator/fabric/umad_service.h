@@ -17,7 +17,8 @@
 
 namespace ibemu::umad {
 class VerbsRequest;
-}
+class FromFabric;
+}  // namespace ibemu::umad
 
 namespace ibemu::fabric {
 
@@ -45,6 +46,7 @@ class UmadService : public mgmt::MadClient, public hca::VerbsClient {
                const mgmt::MadAddress& from) override;
   // hca::VerbsClient: a completion for the verbs program of `session`.
   void Complete(uint32_t session, const hca::VerbsCompletion& c) override;
+  void AsyncEvent(uint32_t session, int type, uint32_t qpn, uint32_t srq) override;
   uint64_t mads_in() const { return mads_in_; }
   uint64_t mads_out() const { return mads_out_; }
 
@@ -66,6 +68,8 @@ class UmadService : public mgmt::MadClient, public hca::VerbsClient {
   };
   void HandleVerbs(const std::string& routing_id, uint64_t request, const umad::VerbsRequest& v);
   void CloseSession(uint32_t id);
+  // A message to the program of a session, from inside an HCA's event (never forgets anyone).
+  void SendToSession(uint32_t session, const umad::FromFabric& msg);
 
   zmq::socket_t sock_;
   Fabric& f_;

@@ -101,7 +101,8 @@ void UmadService::HandleVerbs(const std::string& routing_id, uint64_t request,
       r->set_status(sess.qps >= kMaxQpsPerSession
                         ? ENOMEM
                         : h.CreateVerbsQp(v.session(), sess.pid, c.pd(), static_cast<int>(c.type()),
-                                          c.sq_sig_all(), c.max_send_wr(), c.max_recv_wr(), &qpn));
+                                          c.sq_sig_all(), c.max_send_wr(), c.max_recv_wr(), c.srq(),
+                                          &qpn));
       if (r->status() == 0) ++sess.qps;
       r->set_qpn(qpn);
       break;
@@ -155,6 +156,11 @@ void UmadService::HandleVerbs(const std::string& routing_id, uint64_t request,
         }
         if (q.opcode == IBV_WR_ATOMIC_CMP_AND_SWP || q.opcode == IBV_WR_ATOMIC_FETCH_AND_ADD)
           q.length = 8;
+        q.dlid = static_cast<uint16_t>(w.ah().dlid());
+        q.sl = static_cast<uint8_t>(w.ah().sl() & 0xF);
+        q.src_path_bits = static_cast<uint8_t>(w.ah().src_path_bits());
+        q.remote_qpn = w.remote_qpn();
+        q.remote_qkey = w.remote_qkey();
         q.remote_addr = w.remote_addr();
         q.rkey = w.rkey();
         q.compare_add = w.compare_add();
@@ -172,9 +178,31 @@ void UmadService::HandleVerbs(const std::string& routing_id, uint64_t request,
         q.sges = SgesOf(w.sge(), &q.length);
         wqes.push_back(std::move(q));
       }
-      h.PostVerbsRecv(v.session(), v.post_recv().qpn(), std::move(wqes), at);
+      if (v.post_recv().srq())
+        h.PostSrqRecv(v.session(), v.post_recv().srq(), std::move(wqes));
+      else
+        h.PostVerbsRecv(v.session(), v.post_recv().qpn(), std::move(wqes), at);
       return;
     }
+    case umad::VerbsRequest::kCreateSrq: {
+      const umad::CreateSrq& c = v.create_srq();
+      uint32_t srqn = 0;
+      r->set_status(sess.qps >= kMaxQpsPerSession
+                        ? ENOMEM
+                        : h.CreateSrq(v.session(), c.pd(), c.max_wr(), c.srq_limit(), &srqn));
+      if (r->status() == 0) ++sess.qps;
+      r->set_srq(srqn);
+      break;
+    }
+    case umad::VerbsRequest::kModifySrq: {
+      const umad::ModifySrq& m = v.modify_srq();
+      r->set_status(h.ModifySrq(v.session(), m.srq(), m.mask(), m.max_wr(), m.srq_limit()));
+      break;
+    }
+    case umad::VerbsRequest::kDestroySrq:
+      r->set_status(h.DestroySrq(v.session(), v.destroy_srq().srq()));
+      if (r->status() == 0) --sess.qps;
+      break;
     default:
       r->set_status(EINVAL);
       break;
@@ -189,9 +217,32 @@ void UmadService::CloseSession(uint32_t id) {
   sessions_.erase(it);
 }
 
-void UmadService::Complete(uint32_t session, const hca::VerbsCompletion& c) {
+void UmadService::SendToSession(uint32_t session, const umad::FromFabric& msg) {
   auto it = sessions_.find(session);
   if (it == sessions_.end()) return;
+  // Called from inside the HCA's event: a program that has gone must not be forgotten here (its
+  // QPs are being walked), so a failed send is left for ForgetDeparted to find.
+  std::string body = msg.SerializeAsString();
+  try {
+    if (sock_.send(zmq::buffer(it->second.routing_id),
+                   zmq::send_flags::sndmore | zmq::send_flags::dontwait))
+      sock_.send(zmq::buffer(body), zmq::send_flags::dontwait);
+  } catch (const zmq::error_t& e) {
+    if (e.num() != EHOSTUNREACH) throw;
+  }
+}
+
+void UmadService::AsyncEvent(uint32_t session, int type, uint32_t qpn, uint32_t srq) {
+  umad::FromFabric rep;
+  umad::AsyncEvent* e = rep.mutable_async_event();
+  e->set_session(session);
+  e->set_type(static_cast<uint32_t>(type));
+  e->set_qpn(qpn);
+  e->set_srq(srq);
+  SendToSession(session, rep);
+}
+
+void UmadService::Complete(uint32_t session, const hca::VerbsCompletion& c) {
   umad::FromFabric rep;
   umad::Completions* cs = rep.mutable_completions();
   cs->set_session(session);
@@ -210,16 +261,7 @@ void UmadService::Complete(uint32_t session, const hca::VerbsCompletion& c) {
   o->set_signaled(c.signaled);
   o->set_solicited(c.solicited);
   o->set_timestamp_ns(static_cast<uint64_t>(c.timestamp / 1000));
-  // Called from inside the HCA's event: a program that has gone must not be forgotten here (its
-  // QPs are being walked), so a failed send is left for ForgetDeparted to find.
-  std::string body = rep.SerializeAsString();
-  try {
-    if (sock_.send(zmq::buffer(it->second.routing_id),
-                   zmq::send_flags::sndmore | zmq::send_flags::dontwait))
-      sock_.send(zmq::buffer(body), zmq::send_flags::dontwait);
-  } catch (const zmq::error_t& e) {
-    if (e.num() != EHOSTUNREACH) throw;
-  }
+  SendToSession(session, rep);
 }
 
 }  // namespace ibemu::fabric

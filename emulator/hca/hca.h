@@ -53,7 +53,12 @@ class Hca : public mgmt::ManagedNode, private cc::HcaView {
   int DeregMr(uint32_t session, uint32_t lkey);
   static constexpr uint32_t kMaxVerbsWr = 32768;  // ibv_device_attr.max_qp_wr
   int CreateVerbsQp(uint32_t session, pid_t pid, uint32_t pd, int type, bool sq_sig_all,
-                    uint32_t max_send_wr, uint32_t max_recv_wr, uint32_t* qpn);
+                    uint32_t max_send_wr, uint32_t max_recv_wr, uint32_t srq, uint32_t* qpn);
+  static constexpr uint32_t kSrqBase = 0x100;
+  int CreateSrq(uint32_t session, uint32_t pd, uint32_t max_wr, uint32_t limit, uint32_t* srqn);
+  int ModifySrq(uint32_t session, uint32_t srqn, uint32_t mask, uint32_t max_wr, uint32_t limit);
+  int DestroySrq(uint32_t session, uint32_t srqn);
+  void PostSrqRecv(uint32_t session, uint32_t srqn, std::vector<RecvWqe> wqes);
   int ModifyVerbsQp(uint32_t session, uint32_t qpn, const VerbsQpAttr& a, SimTime at);
   int DestroyVerbsQp(uint32_t session, uint32_t qpn);
   void PostVerbsSend(uint32_t session, uint32_t qpn, std::vector<SendWqe> wqes, SimTime at);
@@ -173,6 +178,15 @@ class Hca : public mgmt::ManagedNode, private cc::HcaView {
   // The QP goes to Error: what is queued completes with IBV_WC_WR_FLUSH_ERR.
   void VerbsError(VerbsQp& q, uint32_t qi);
   void ArmAckTimer(VerbsQp& q, uint32_t qi);
+  VerbsSrq* SrqOf(uint32_t srqn);
+  // The next receive WR of the QP (from its SRQ if it has one); false when there is none.
+  bool TakeRecv(VerbsQp& q, RecvWqe* out);
+  // Puts the receive WR the QP took (cur_recv) back at the head of its queue.
+  void ReturnRecv(VerbsQp& q);
+  void VerbsUdSend(int p, int vl, uint32_t qi);
+  void VerbsUdReceive(int p, VerbsQp& q, Packet* pkt);
+  // The SL (and so the VL ring) the QP's next packet goes on: the WR's for UD.
+  uint8_t NextSl(const VerbsQp& q) const;
   void Rewind(VerbsQp& q, uint32_t qi);
   void Deliver(int p, Packet* pkt);
   void OnManagementPacket(int p, Packet* pkt) override;
@@ -227,6 +241,7 @@ class Hca : public mgmt::ManagedNode, private cc::HcaView {
   // Verbs: QPs by index into qps_ (null when destroyed), MRs by lkey.
   std::vector<std::unique_ptr<VerbsQp>> verbs_qps_;
   std::unordered_map<uint32_t, MemoryRegion> mrs_;
+  std::vector<std::unique_ptr<VerbsSrq>> srqs_;  // by srqn - kSrqBase; null when destroyed
   uint32_t next_key_ = 0x100;
   VerbsClient* verbs_client_ = nullptr;
 };

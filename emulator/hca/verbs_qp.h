@@ -35,6 +35,10 @@ struct SendWqe {
   uint64_t remote_addr = 0;
   uint32_t rkey = 0;
   uint64_t compare_add = 0, swap = 0;
+  // UD: the address handle and the destination QP of this WR.
+  uint16_t dlid = 0;
+  uint8_t sl = 0, src_path_bits = 0;
+  uint32_t remote_qpn = 0, remote_qkey = 0;
   uint32_t length = 0;  // bytes of the message
   // Requester progress.
   uint32_t first_psn = 0;
@@ -91,11 +95,25 @@ struct VerbsCompletion {
   SimTime timestamp = 0;
 };
 
-// Where completions go: the program that owns the QP (emulator/fabric/umad_service.cc).
+// Where completions and asynchronous events go: the program that owns the QP
+// (emulator/fabric/verbs_requests.cc).
 class VerbsClient {
  public:
   virtual ~VerbsClient() = default;
   virtual void Complete(uint32_t session, const VerbsCompletion& c) = 0;
+  // An affiliated asynchronous event (enum ibv_event_type) of a QP or an SRQ.
+  virtual void AsyncEvent(uint32_t session, int type, uint32_t qpn, uint32_t srq) = 0;
+};
+
+// A shared receive queue: receive WRs any of its QPs may take, and the limit that raises
+// IBV_EVENT_SRQ_LIMIT_REACHED once when the queue falls below it (IBA 10.2.9.5).
+struct VerbsSrq {
+  uint32_t session = 0;
+  uint32_t pd = 0;
+  uint32_t srqn = 0;
+  uint32_t max_wr = 0;
+  uint32_t limit = 0;  // 0: not armed
+  std::deque<RecvWqe> rq;
 };
 
 struct VerbsQp {
@@ -111,6 +129,7 @@ struct VerbsQp {
   std::deque<SendWqe> sq;        // posted, not yet all segmented (front: being segmented)
   std::deque<SendWqe> inflight;  // segmented, waiting for their ACK or response
   std::deque<RecvWqe> rq;
+  uint32_t srq = 0;  // its shared receive queue's number, or 0: its own rq
 
   // Requester.
   uint32_t npsn = 0;          // next PSN to send

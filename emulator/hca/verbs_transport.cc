@@ -118,9 +118,13 @@ int Hca::DeregMr(uint32_t session, uint32_t lkey) {
 }
 
 int Hca::CreateVerbsQp(uint32_t session, pid_t pid, uint32_t pd, int type, bool sq_sig_all,
-                       uint32_t max_send_wr, uint32_t max_recv_wr, uint32_t* qpn) {
-  if (type != IBV_QPT_RC && type != IBV_QPT_UC) return EOPNOTSUPP;
+                       uint32_t max_send_wr, uint32_t max_recv_wr, uint32_t srq, uint32_t* qpn) {
+  if (type != IBV_QPT_RC && type != IBV_QPT_UC && type != IBV_QPT_UD) return EOPNOTSUPP;
   if (max_send_wr > kMaxVerbsWr || max_recv_wr > kMaxVerbsWr) return EINVAL;
+  if (srq) {
+    VerbsSrq* s = SrqOf(srq);
+    if (!s || s->session != session) return EINVAL;
+  }
   uint32_t qi = static_cast<uint32_t>(qps_.size());
   if (kVerbsQpnBase + qi > 0xFFFFFF) return ENOMEM;
   auto q = std::make_unique<VerbsQp>();
@@ -132,6 +136,7 @@ int Hca::CreateVerbsQp(uint32_t session, pid_t pid, uint32_t pd, int type, bool 
   q->sq_sig_all = sq_sig_all;
   q->max_send_wr = max_send_wr;
   q->max_recv_wr = max_recv_wr;
+  q->srq = srq;
   q->attr.state = IBV_QPS_RESET;
   QueuePair qp;
   qp.source = UINT32_MAX;
@@ -256,6 +261,87 @@ bool Hca::InRegion(const MemoryRegion* mr, uint64_t addr, uint64_t n) {
   return mr && addr >= mr->addr && addr + n >= addr && addr + n <= mr->addr + mr->length;
 }
 
+VerbsSrq* Hca::SrqOf(uint32_t srqn) {
+  if (srqn < kSrqBase || srqn - kSrqBase >= srqs_.size()) return nullptr;
+  return srqs_[srqn - kSrqBase].get();
+}
+
+int Hca::CreateSrq(uint32_t session, uint32_t pd, uint32_t max_wr, uint32_t limit, uint32_t* srqn) {
+  if (max_wr == 0 || max_wr > kMaxVerbsWr || limit > max_wr) return EINVAL;
+  auto s = std::make_unique<VerbsSrq>();
+  s->session = session;
+  s->pd = pd;
+  s->srqn = kSrqBase + static_cast<uint32_t>(srqs_.size());
+  s->max_wr = max_wr;
+  s->limit = limit;
+  *srqn = s->srqn;
+  srqs_.push_back(std::move(s));
+  return 0;
+}
+
+int Hca::ModifySrq(uint32_t session, uint32_t srqn, uint32_t mask, uint32_t max_wr,
+                   uint32_t limit) {
+  VerbsSrq* s = SrqOf(srqn);
+  if (!s || s->session != session) return EINVAL;
+  uint32_t new_max = mask & IBV_SRQ_MAX_WR ? max_wr : s->max_wr;
+  if (new_max == 0 || new_max > kMaxVerbsWr || new_max < s->rq.size()) return EINVAL;
+  if (mask & IBV_SRQ_LIMIT && limit > new_max) return EINVAL;
+  s->max_wr = new_max;
+  if (mask & IBV_SRQ_LIMIT) s->limit = limit;  // arms (or, with 0, disarms) the event
+  return 0;
+}
+
+int Hca::DestroySrq(uint32_t session, uint32_t srqn) {
+  VerbsSrq* s = SrqOf(srqn);
+  if (!s || s->session != session) return EINVAL;
+  for (auto& q : verbs_qps_)
+    if (q && q->srq == srqn) return EBUSY;  // a QP still uses it
+  srqs_[srqn - kSrqBase].reset();
+  return 0;
+}
+
+void Hca::PostSrqRecv(uint32_t session, uint32_t srqn, std::vector<RecvWqe> wqes) {
+  VerbsSrq* s = SrqOf(srqn);
+  if (!s || s->session != session) return;
+  for (RecvWqe& r : wqes) {
+    if (s->rq.size() >= s->max_wr) break;
+    s->rq.push_back(std::move(r));
+  }
+}
+
+bool Hca::TakeRecv(VerbsQp& q, RecvWqe* out) {
+  if (!q.srq) {
+    if (q.rq.empty()) return false;
+    *out = std::move(q.rq.front());
+    q.rq.pop_front();
+    return true;
+  }
+  VerbsSrq* s = SrqOf(q.srq);
+  if (!s || s->rq.empty()) return false;
+  *out = std::move(s->rq.front());
+  s->rq.pop_front();
+  if (s->limit && s->rq.size() < s->limit) {
+    s->limit = 0;  // one event per arming
+    if (verbs_client_)
+      verbs_client_->AsyncEvent(s->session, IBV_EVENT_SRQ_LIMIT_REACHED, 0, s->srqn);
+  }
+  return true;
+}
+
+void Hca::ReturnRecv(VerbsQp& q) {
+  if (!q.have_recv) return;
+  VerbsSrq* s = q.srq ? SrqOf(q.srq) : nullptr;
+  if (s)
+    s->rq.push_front(std::move(q.cur_recv));
+  else if (!q.srq)
+    q.rq.push_front(std::move(q.cur_recv));
+  q.have_recv = false;
+}
+
+uint8_t Hca::NextSl(const VerbsQp& q) const {
+  return q.type == IBV_QPT_UD && !q.sq.empty() ? q.sq.front().sl : q.attr.sl;
+}
+
 const MemoryRegion* Hca::FindMr(uint32_t key, bool remote) const {
   for (const auto& [lkey, mr] : mrs_)
     if ((remote ? mr.rkey : mr.lkey) == key) return &mr;
@@ -347,8 +433,9 @@ void Hca::CompleteRecv(VerbsQp& q, const RecvWqe& r, int status, int opcode, uin
     c.sl = p.lrh().sl();
     c.solicited = p.bth().se();
     op::Info info = op::Describe(p.bth().opcode());
+    if (info.deth) c.src_qp = wire::Deth{Ext(&p)}.src_qp();
     if (info.immdt) {
-      uint8_t* e = Ext(&p) + (info.reth ? op::kRethBytes : 0);
+      uint8_t* e = Ext(&p) + (info.deth ? op::kDethBytes : 0) + (info.reth ? op::kRethBytes : 0);
       c.imm = wire::ImmDt{e}.value();
       c.wc_flags |= IBV_WC_WITH_IMM;
     }
@@ -365,6 +452,7 @@ void Hca::VerbsError(VerbsQp& q, uint32_t qi) {
   for (const SendWqe& w : q.inflight) CompleteSend(q, w, IBV_WC_WR_FLUSH_ERR);
   for (const SendWqe& w : q.sq) CompleteSend(q, w, IBV_WC_WR_FLUSH_ERR);
   if (q.have_recv) CompleteRecv(q, q.cur_recv, IBV_WC_WR_FLUSH_ERR, IBV_WC_RECV, 0, nullptr);
+  // An SRQ's WRs are not the QP's: they stay for the other QPs.
   for (const RecvWqe& r : q.rq) CompleteRecv(q, r, IBV_WC_WR_FLUSH_ERR, IBV_WC_RECV, 0, nullptr);
   q.inflight.clear();
   q.sq.clear();
@@ -378,14 +466,16 @@ void Hca::VerbsError(VerbsQp& q, uint32_t qi) {
 
 bool Hca::VerbsReady(const QueuePair& qp, int p, int vl) const {
   const VerbsQp& q = *qp.verbs;
+  // A UD WR carries its own destination; one to LID 0 goes out and is dropped by the fabric.
   if (q.attr.state != IBV_QPS_RTS || q.sq.empty() || q.rnr_wait_until > now() || !port_active(p) ||
-      q.attr.dlid == 0)
+      (q.type != IBV_QPT_UD && q.attr.dlid == 0))
     return false;
   const SendWqe& w = q.sq.front();
   uint32_t mtu = MtuBytes(q.attr.path_mtu);
   uint32_t payload = IsReadOrAtomic(w.opcode) ? 0 : std::min(mtu, w.length - w.sent);
-  uint32_t wire = wire::kLrhBytes + wire::kBthBytes + op::kRethBytes + op::kImmDtBytes + payload +
-                  (4 - payload % 4) % 4 + engine::kIcrcBytes + engine::kVcrcBytes;
+  uint32_t wire = wire::kLrhBytes + wire::kBthBytes + op::kRethBytes + op::kImmDtBytes +
+                  op::kDethBytes + payload + (4 - payload % 4) % 4 + engine::kIcrcBytes +
+                  engine::kVcrcBytes;
   uint32_t blocks = (wire + wire::kCreditBlockBytes - 1) / wire::kCreditBlockBytes;
   const link::Port& pt = ports_[p];
   return pt.tx[pt.Slot(vl, 0)].Fits(blocks);
@@ -425,6 +515,10 @@ void Hca::VerbsFinishPacket(Packet* pkt, std::vector<uint8_t> payload) {
 void Hca::VerbsSendData(int p, int vl, uint32_t qi) {
   VerbsQp& q = *qps_[qi].verbs;
   SendWqe& w = q.sq.front();
+  if (q.type == IBV_QPT_UD) {
+    VerbsUdSend(p, vl, qi);
+    return;
+  }
   uint32_t mtu = MtuBytes(q.attr.path_mtu);
   uint8_t prefix = q.type == IBV_QPT_UC ? op::kUc : op::kRc;
   bool first = w.sent == 0;
@@ -503,6 +597,71 @@ void Hca::VerbsSendData(int p, int vl, uint32_t qi) {
   if (q.sq.empty()) LeaveRing(p, vl, qi);
 }
 
+void Hca::VerbsUdSend(int p, int vl, uint32_t qi) {
+  VerbsQp& q = *qps_[qi].verbs;
+  SendWqe w = std::move(q.sq.front());
+  q.sq.pop_front();
+  auto next = [&] {
+    // The next WR may go on another VL: the QP waits in that VL's ring instead.
+    if (q.sq.empty() || sl2vl_[p][q.sq.front().sl] != vl) {
+      LeaveRing(p, vl, qi);
+      if (!q.sq.empty()) Post(id(), now(), kVerbsKick, 0, qi);
+    }
+  };
+  // A datagram is one packet: longer than the port's MTU is a local length error (IBA 9.8.4).
+  uint32_t mtu = MtuBytes(port_mgmt_[p].neighbor_mtu);
+  std::vector<uint8_t> payload;
+  if (w.length > mtu || !GatherSend(q, w, 0, w.length, &payload)) {
+    CompleteSend(q, w, w.length > mtu ? IBV_WC_LOC_LEN_ERR : IBV_WC_LOC_PROT_ERR);
+    VerbsError(q, qi);
+    return;
+  }
+  bool imm = w.opcode == IBV_WR_SEND_WITH_IMM;
+  Packet* pkt = VerbsPacket(p, q, op::kUd | (imm ? op::kSendOnlyImm : op::kSendOnly), q.npsn, false,
+                            w.dlid, w.sl, w.remote_qpn);
+  q.npsn = PsnAdd(q.npsn, 1);
+  if (w.solicited) pkt->bth().set_se(true);
+  uint8_t* e = Ext(pkt);
+  wire::Deth d{e};
+  // A Q_Key with its high bit set means "the QP's own" (IBA 10.2.5).
+  d.set_qkey(w.remote_qkey & 0x80000000u ? q.attr.qkey : w.remote_qkey);
+  d.set_src_qp(q.qpn);
+  if (imm) wire::ImmDt{e + op::kDethBytes}.set_value(w.imm);
+  VerbsFinishPacket(pkt, std::move(payload));
+  uint32_t bytes = pkt->wire_bytes();
+  if (cc_hooks_) cc_hooks_->OnSent(*this, qi, *pkt);
+  Transmit(p, pkt, vl, 0, now());
+  pstate_[p].vlarb->Sent(vl, bytes);
+  dma_free_at_ = std::max(dma_free_at_, now()) + cfg_.host_tx.Time(w.length);
+  CompleteSend(q, w, IBV_WC_SUCCESS);  // UD: done once sent
+  next();
+}
+
+void Hca::VerbsUdReceive(int p, VerbsQp& q, Packet* pkt) {
+  uint8_t* e = Ext(pkt);
+  wire::Deth d{e};
+  if (d.qkey() != q.attr.qkey) {
+    // Dropped and counted in PortInfo:Q_KeyViolations (IBA 10.2.5, 14.2.5.6).
+    ++port_mgmt_[p].q_key_violations;
+    return;
+  }
+  RecvWqe r;
+  if (!TakeRecv(q, &r)) return;  // no receive WR: a datagram is simply lost
+  uint32_t len = pkt->payload_len;
+  const uint8_t* data = pkt->data ? pkt->data->data() : nullptr;
+  // The first 40 bytes of the buffer are the GRH's place, written only when one came.
+  constexpr uint32_t kGrh = 40;
+  if (len + kGrh > r.length) {
+    CompleteRecv(q, r, IBV_WC_LOC_LEN_ERR, IBV_WC_RECV, len + kGrh, pkt);
+    return;
+  }
+  if (!Scatter(q, r.sges, kGrh, data, len)) {
+    CompleteRecv(q, r, IBV_WC_LOC_PROT_ERR, IBV_WC_RECV, 0, pkt);
+    return;
+  }
+  CompleteRecv(q, r, IBV_WC_SUCCESS, IBV_WC_RECV, len + kGrh, pkt);
+}
+
 void Hca::ArmAckTimer(VerbsQp& q, uint32_t qi) {
   ++q.timer_generation;
   SimTime t = AckTimeout(q.attr.timeout);
@@ -526,9 +685,9 @@ void Hca::VerbsKick(uint32_t qi) {
   if (q->rnr_wait_until > now()) return;  // a kick is posted for when the wait ends
   QueuePair& qp = qps_[qi];
   qp.port = static_cast<uint8_t>(p);
-  qp.sl = q->attr.sl;
+  qp.sl = NextSl(*q);
   if (!qp.in_ring) {
-    pstate_[p].rings[sl2vl_[p][q->attr.sl]].qps.push_back(qi);
+    pstate_[p].rings[sl2vl_[p][qp.sl]].qps.push_back(qi);
     qp.in_ring = true;
   }
   Arbitrate(p);
@@ -572,10 +731,18 @@ void Hca::VerbsReceive(int p, Packet* pkt) {
   uint32_t qi;
   VerbsQp* q = VerbsQpOf(pkt->bth().dest_qp(), &qi);
   op::Info info = op::Describe(pkt->bth().opcode());
-  // A QP that does not exist or cannot receive yet drops the packet silently (IBA 9.6.1.2).
-  if (!q || q->attr.state < IBV_QPS_RTR || q->attr.state == IBV_QPS_ERR || !info.valid() ||
-      (q->type == IBV_QPT_RC) != (info.transport == op::Transport::kRc)) {
+  // A QP that does not exist or cannot receive yet, or a packet of another transport, is
+  // dropped silently (IBA 9.6.1.2).
+  op::Transport want = q && q->type == IBV_QPT_UD   ? op::Transport::kUd
+                       : q && q->type == IBV_QPT_UC ? op::Transport::kUc
+                                                    : op::Transport::kRc;
+  if (!q || q->attr.state < IBV_QPS_RTR || q->attr.state == IBV_QPS_ERR || info.transport != want) {
     ++ports_[p].stats.dropped_no_route;
+    FreePacket(pkt);
+    return;
+  }
+  if (q->type == IBV_QPT_UD) {
+    VerbsUdReceive(p, *q, pkt);
     FreePacket(pkt);
     return;
   }
@@ -621,10 +788,7 @@ void Hca::VerbsRequest(int p, VerbsQp& q, Packet* pkt) {
     if (!rc) {
       // UC: a lost packet loses its message; the next First or Only starts afresh.
       if (info.position != op::Position::kFirst && info.position != op::Position::kOnly) return;
-      if (q.have_recv) {
-        q.rq.push_front(q.cur_recv);
-        q.have_recv = false;
-      }
+      ReturnRecv(q);
       q.in_message = false;
       q.epsn = psn;
     } else if (d < 0) {
@@ -660,14 +824,12 @@ void Hca::VerbsRequest(int p, VerbsQp& q, Packet* pkt) {
     // last (which consumes one).
     if ((is_send && starts) || (is_write && ends)) {
       if (!q.have_recv) {
-        if (q.rq.empty()) {
+        if (!TakeRecv(q, &q.cur_recv)) {
           if (rc)
             VerbsAck(p, q, *pkt, wire::aeth::RnrNak(static_cast<uint8_t>(q.attr.min_rnr_timer)),
                      psn);
           return;  // UC: dropped
         }
-        q.cur_recv = std::move(q.rq.front());
-        q.rq.pop_front();
         q.have_recv = true;
         q.recv_offset = 0;
       }
@@ -703,10 +865,7 @@ void Hca::VerbsRequest(int p, VerbsQp& q, Packet* pkt) {
       if (!(q.attr.access & IBV_ACCESS_REMOTE_WRITE) || !mr || mr->pd != q.pd ||
           !(mr->access & IBV_ACCESS_REMOTE_WRITE) || r.va() < mr->addr ||
           r.va() + r.dma_length() > mr->addr + mr->length) {
-        if (q.have_recv && info.immdt) {  // the WQE taken for the immediate goes back
-          q.rq.push_front(q.cur_recv);
-          q.have_recv = false;
-        }
+        if (info.immdt) ReturnRecv(q);  // the WQE taken for the immediate goes back
         nak(wire::aeth::kRemoteAccessError);
         return;
       }

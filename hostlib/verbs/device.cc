@@ -23,10 +23,6 @@ void Copy(char* dst, size_t size, const std::string& src) {
 
 // The data path of an HCA that has no queue pairs yet: every op is there (the inline verbs call
 // them without checking) and refuses, as a provider without the feature does.
-int PostSrqRecvUnsupported(ibv_srq*, ibv_recv_wr* wr, ibv_recv_wr** bad) {
-  *bad = wr;
-  return EOPNOTSUPP;
-}
 ibv_mw* AllocMwUnsupported(ibv_pd*, ibv_mw_type) {
   errno = EOPNOTSUPP;
   return nullptr;
@@ -103,16 +99,18 @@ ibv_context* OpenContext(ibv_device* dev) {
   v.sz = sizeof v;
   v.query_port = QueryPort;
   v.query_device_ex = QueryDeviceEx;
+  v.create_qp_ex = CreateQpEx;
   ibv_context& ctx = v.context;
   ctx.device = dev;
   ctx.abi_compat = __VERBS_ABI_IS_EXTENDED;
   ctx.cmd_fd = -1;  // there is no uverbs file; nothing reads it
-  ctx.async_fd = eventfd(0, EFD_CLOEXEC);
+  // Semaphore mode: each read takes one event, as each read of the uverbs async file does.
+  ctx.async_fd = eventfd(0, EFD_CLOEXEC | EFD_SEMAPHORE);
   ctx.num_comp_vectors = 1;
   pthread_mutex_init(&ctx.mutex, nullptr);
   ctx.ops.poll_cq = PollCq;
   ctx.ops.req_notify_cq = ReqNotifyCq;
-  ctx.ops.post_srq_recv = PostSrqRecvUnsupported;
+  ctx.ops.post_srq_recv = SrqPostRecv;
   ctx.ops.post_send = QpPostSend;
   ctx.ops.post_recv = QpPostRecv;
   ctx.ops.alloc_mw = AllocMwUnsupported;
@@ -125,6 +123,18 @@ ibv_context* OpenContext(ibv_device* dev) {
     return nullptr;
   }
   return &ctx;
+}
+
+void RaiseAsyncEvent(ibv_context* ctx, const ibv_async_event& e) {
+  Context* c = ToContext(ctx);
+  {
+    std::lock_guard lock(c->events_mu);
+    c->events.push_back(e);
+  }
+  uint64_t one = 1;
+  if (write(ctx->async_fd, &one, sizeof one) != sizeof one) {
+    // Only a counter overflow fails: 2^64 events unread.
+  }
 }
 
 int CloseContext(ibv_context* ctx) {

@@ -6,6 +6,7 @@
 #include <infiniband/verbs.h>
 
 #include <cerrno>
+#include <deque>
 #include <mutex>
 #include <new>
 #include <optional>
@@ -38,6 +39,8 @@ std::optional<umad::CaAttributes> DescribeHca();
 
 struct Context {
   verbs_context vctx;  // vctx.context is what the program holds
+  std::mutex events_mu;
+  std::deque<ibv_async_event> events;  // read by ibv_get_async_event
 };
 static_assert(offsetof(verbs_context, context) + sizeof(ibv_context) == sizeof(verbs_context),
               "ibv_context must end verbs_context");
@@ -50,5 +53,7 @@ int QueryDeviceEx(ibv_context* ctx, const ibv_query_device_ex_input* input,
                   ibv_device_attr_ex* attr, size_t size);
 ibv_context* OpenContext(ibv_device* dev);  // errno set on failure
 int CloseContext(ibv_context* ctx);
+// Queues an asynchronous event on the context; its async_fd is readable while one waits.
+void RaiseAsyncEvent(ibv_context* ctx, const ibv_async_event& e);
 
 }  // namespace ibemu::verbs

@@ -7,6 +7,9 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "hostlib/verbs/device.h"
+#include "hostlib/verbs/resources.h"
+
 namespace ibemu::verbs {
 
 Hca& Hca::Get() {
@@ -107,7 +110,31 @@ void Hca::ClearSink(uint32_t qpn) {
   sinks_.erase(qpn);
 }
 
+void Hca::SetSrq(uint32_t srqn, ibv_srq* srq) {
+  std::lock_guard lock(sinks_mu_);
+  if (srq)
+    srqs_[srqn] = srq;
+  else
+    srqs_.erase(srqn);
+}
+
 void Hca::OnFabricMessage(const umad::FromFabric& msg) {
+  if (msg.has_async_event()) {
+    const umad::AsyncEvent& a = msg.async_event();
+    std::lock_guard lock(sinks_mu_);
+    auto it = srqs_.find(a.srq());
+    if (a.type() != IBV_EVENT_SRQ_LIMIT_REACHED || it == srqs_.end()) return;
+    {
+      Srq* srq = ToSrq(it->second);
+      std::lock_guard srq_lock(srq->mu);
+      srq->attr.srq_limit = 0;  // the event disarms it (IBA 10.2.9.5)
+    }
+    ibv_async_event e{};
+    e.element.srq = it->second;
+    e.event_type = IBV_EVENT_SRQ_LIMIT_REACHED;
+    RaiseAsyncEvent(it->second->context, e);
+    return;
+  }
   if (!msg.has_completions()) return;
   std::lock_guard lock(sinks_mu_);
   for (const umad::Completion& c : msg.completions().c()) {

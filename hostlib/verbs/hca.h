@@ -4,6 +4,8 @@
 // assigns show at the next query, as they do through sysfs on a real host), and the verbs
 // session: requests to the HCA, and completions from it handed to whoever registered the QP.
 #pragma once
+#include <infiniband/verbs.h>
+
 #include <atomic>
 #include <functional>
 #include <mutex>
@@ -36,6 +38,8 @@ class Hca final : public hostclient::LinkListener {
   using CompletionSink = std::function<void(const umad::Completion&)>;
   void SetSink(uint32_t qpn, CompletionSink sink);
   void ClearSink(uint32_t qpn);
+  // Where an SRQ's asynchronous events go (null: forget it).
+  void SetSrq(uint32_t srqn, ibv_srq* srq);
 
  private:
   Hca();
@@ -63,6 +67,7 @@ class Hca final : public hostclient::LinkListener {
   uint32_t session_ = 0;
   std::mutex sinks_mu_;
   std::unordered_map<uint32_t, CompletionSink> sinks_;
+  std::unordered_map<uint32_t, ibv_srq*> srqs_;  // under sinks_mu_
 };
 
 }  // namespace ibemu::verbs

@@ -59,14 +59,19 @@ void Complete(Qp* qp, const umad::Completion& c) {
   wc.dlid_path_bits = static_cast<uint8_t>(c.dlid_path_bits());
   {
     std::lock_guard lock(qp->mu);
-    if (c.recv())
-      --qp->recv_outstanding;
-    else
+    if (!c.recv())
       --qp->send_outstanding;
+    else if (!qp->qp.srq)
+      --qp->recv_outstanding;
     // An error completion puts the QP in the Error state (IBA 10.3.1).
     if (wc.status != IBV_WC_SUCCESS) qp->qp.state = IBV_QPS_ERR;
   }
   if (!c.recv() && !c.signaled() && wc.status == IBV_WC_SUCCESS) return;
+  if (c.recv() && qp->qp.srq) {
+    Srq* srq = ToSrq(qp->qp.srq);
+    std::lock_guard lock(srq->mu);
+    --srq->outstanding;
+  }
   ibv_cq* cq = c.recv() ? qp->qp.recv_cq : qp->qp.send_cq;
   if (cq) ToCq(cq)->Add(wc, c.solicited());
 }
@@ -133,7 +138,12 @@ int PostSend(ibv_qp* ibqp, ibv_send_wr* wr, ibv_send_wr** bad_wr) {
       }
     }
     if (ibqp->qp_type == IBV_QPT_UD) {
-      // The AH is ours (ibv_create_ah is not built yet): refused above by OpcodeFits for now.
+      if (!wr->wr.ud.ah) {
+        ps->mutable_wr()->RemoveLast();
+        err = EINVAL;
+        break;
+      }
+      ToProto(ToAh(wr->wr.ud.ah)->attr, w->mutable_ah());
       w->set_remote_qpn(wr->wr.ud.remote_qpn);
       w->set_remote_qkey(wr->wr.ud.remote_qkey);
     } else if (wr->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
@@ -159,18 +169,31 @@ int PostSend(ibv_qp* ibqp, ibv_send_wr* wr, ibv_send_wr** bad_wr) {
 int PostRecv(ibv_qp* ibqp, ibv_recv_wr* wr, ibv_recv_wr** bad_wr) {
   Qp* qp = ToQp(ibqp);
   umad::VerbsRequest req;
-  umad::PostRecv* pr = req.mutable_post_recv();
-  pr->set_qpn(ibqp->qp_num);
+  req.mutable_post_recv()->set_qpn(ibqp->qp_num);
   std::lock_guard lock(qp->mu);
+  // As mlx5: a receive queue in Reset is EINVAL, and a QP with an SRQ has none.
+  if (ibqp->state == IBV_QPS_RESET || ibqp->srq) {
+    *bad_wr = wr;
+    return EINVAL;
+  }
+  return PostRecvList(wr, bad_wr, qp->cap.max_recv_sge, qp->cap.max_recv_wr, &qp->recv_outstanding,
+                      std::move(req));
+}
+
+}  // namespace
+
+int PostRecvList(ibv_recv_wr* wr, ibv_recv_wr** bad_wr, uint32_t max_sge, uint32_t max_wr,
+                 uint32_t* outstanding, umad::VerbsRequest req) {
+  umad::PostRecv* pr = req.mutable_post_recv();
   int err = 0;
   uint32_t posted = 0;
   for (; wr; wr = wr->next) {
-    if (ibqp->state == IBV_QPS_RESET || ibqp->srq || wr->num_sge < 0 ||
-        static_cast<uint32_t>(wr->num_sge) > qp->cap.max_recv_sge) {
+    // As mlx5: too many SGEs EINVAL, a full queue ENOMEM.
+    if (wr->num_sge < 0 || static_cast<uint32_t>(wr->num_sge) > max_sge) {
       err = EINVAL;
       break;
     }
-    if (qp->recv_outstanding + posted >= qp->cap.max_recv_wr) {
+    if (*outstanding + posted >= max_wr) {
       err = ENOMEM;
       break;
     }
@@ -186,13 +209,11 @@ int PostRecv(ibv_qp* ibqp, ibv_recv_wr* wr, ibv_recv_wr** bad_wr) {
   }
   if (err) *bad_wr = wr;
   if (posted) {
-    qp->recv_outstanding += posted;
+    *outstanding += posted;
     Hca::Get().Post(std::move(req));
   }
   return err;
 }
-
-}  // namespace
 
 // The data-path ops of every context (device.cc puts them in ibv_context.ops).
 int QpPostSend(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad) {
@@ -209,10 +230,9 @@ namespace umad = ibemu::umad;
 
 IBEMU_EXPORT ibv_qp* ibv_create_qp(ibv_pd* pd, ibv_qp_init_attr* init) {
   ibv_qp_cap& cap = init->cap;
-  if (!init->send_cq || !init->recv_cq || init->srq ||
-      (init->qp_type != IBV_QPT_RC && init->qp_type != IBV_QPT_UC)) {
-    // SRQs and UD come with the next transports.
-    errno = init->srq || init->qp_type == IBV_QPT_UD ? EOPNOTSUPP : EINVAL;
+  if (!init->send_cq || !init->recv_cq ||
+      (init->qp_type != IBV_QPT_RC && init->qp_type != IBV_QPT_UC && init->qp_type != IBV_QPT_UD)) {
+    errno = EINVAL;
     return nullptr;
   }
   ibv_device_attr dev;
@@ -235,6 +255,7 @@ IBEMU_EXPORT ibv_qp* ibv_create_qp(ibv_pd* pd, ibv_qp_init_attr* init) {
   c->set_max_send_wr(cap.max_send_wr);
   c->set_max_recv_wr(cap.max_recv_wr);
   c->set_sq_sig_all(init->sq_sig_all);
+  if (init->srq) c->set_srq(init->srq->handle);
   umad::VerbsReply rep = Hca::Get().Request(req);
   if (rep.status()) {
     errno = rep.status();
@@ -247,6 +268,7 @@ IBEMU_EXPORT ibv_qp* ibv_create_qp(ibv_pd* pd, ibv_qp_init_attr* init) {
   qp->qp.pd = pd;
   qp->qp.send_cq = init->send_cq;
   qp->qp.recv_cq = init->recv_cq;
+  qp->qp.srq = init->srq;
   qp->qp.handle = rep.qpn();
   qp->qp.qp_num = rep.qpn();
   qp->qp.state = IBV_QPS_RESET;

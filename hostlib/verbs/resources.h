@@ -7,6 +7,10 @@
 #include <condition_variable>
 #include <deque>
 #include <mutex>
+#include <string>
+#include <vector>
+
+#include "umad.pb.h"
 
 namespace ibemu::verbs {
 
@@ -37,8 +41,24 @@ struct Cq {
   void Add(const ibv_wc& wc, bool solicited);
 };
 
+struct Ah {
+  ibv_ah ah;
+  ibv_ah_attr attr;
+};
+
+struct Srq {
+  ibv_srq srq;
+  ibv_srq_attr attr;  // max_wr, max_sge, and the limit (0 once its event has fired)
+  std::mutex mu;
+  uint32_t outstanding = 0;  // posted receive WRs not yet completed
+};
+
 struct Qp {
-  ibv_qp qp;
+  // ibv_qp_ex begins with the ibv_qp, so the ibv_qp* a program holds is this struct's address.
+  union {
+    ibv_qp qp;
+    ibv_qp_ex qpx;
+  };
   ibv_qp_cap cap;
   bool sq_sig_all = false;
   ibv_qp_attr attr{};  // what ibv_query_qp reports
@@ -46,6 +66,14 @@ struct Qp {
   std::mutex mu;
   uint32_t send_outstanding = 0;  // posted send WRs not yet completed (the send queue's fill)
   uint32_t recv_outstanding = 0;
+  // Created with send ops (ibv_create_qp_ex): ibv_qp_to_qp_ex gives qpx, whose wr_* build here
+  // between wr_start and wr_complete.
+  bool extended = false;
+  std::deque<ibv_send_wr> batch;
+  std::deque<std::vector<ibv_sge>> batch_sges;
+  std::deque<std::string> batch_inline;
+  int batch_error = 0;
+  Qp() {}
 };
 
 // The data-path ops of ibv_context.ops (cq.cc, qp.cc).
@@ -53,9 +81,19 @@ int PollCq(ibv_cq* cq, int num_entries, ibv_wc* wc);
 int ReqNotifyCq(ibv_cq* cq, int solicited_only);
 int QpPostSend(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad);
 int QpPostRecv(ibv_qp* qp, ibv_recv_wr* wr, ibv_recv_wr** bad);
+int SrqPostRecv(ibv_srq* srq, ibv_recv_wr* wr, ibv_recv_wr** bad);
+// Checks a list of receive WRs against a queue (SGEs per WR, depth), sends what passed to the HCA
+// in `req` (a PostRecv naming the QP or SRQ) and counts it in `outstanding`. 0 or the errno
+// with bad_wr set.
+int PostRecvList(ibv_recv_wr* wr, ibv_recv_wr** bad_wr, uint32_t max_sge, uint32_t max_wr,
+                 uint32_t* outstanding, umad::VerbsRequest req);
+// verbs_context.create_qp_ex (qp_ex.cc).
+ibv_qp* CreateQpEx(ibv_context* ctx, ibv_qp_init_attr_ex* attr);
 
 Pd* ToPd(ibv_pd* pd);
 Cq* ToCq(ibv_cq* cq);
 Qp* ToQp(ibv_qp* qp);
+Srq* ToSrq(ibv_srq* srq);
+Ah* ToAh(ibv_ah* ah);
 
 }  // namespace ibemu::verbs

@@ -226,17 +226,59 @@ IBEMU_EXPORT int ibv_read_sysfs_file(const char* dir, const char* file, char* bu
   return static_cast<int>(len);
 }
 
-// There are no asynchronous events yet (no QPs, and port changes are not reported): a read of
-// async_fd blocks as it does on an idle device, and a non-blocking one says EAGAIN.
+// Blocks on async_fd until an event waits (a non-blocking async_fd says EAGAIN), as the real
+// library reads the uverbs async file.
 IBEMU_EXPORT int ibv_get_async_event(ibv_context* context, ibv_async_event* event) {
   uint64_t n;
   if (read(context->async_fd, &n, sizeof n) != sizeof n) return -1;
-  std::memset(event, 0, sizeof *event);
-  errno = EIO;
-  return -1;
+  ibemu::verbs::Context* c = ibemu::verbs::ToContext(context);
+  std::lock_guard lock(c->events_mu);
+  if (c->events.empty()) {
+    errno = EAGAIN;
+    return -1;
+  }
+  *event = c->events.front();
+  c->events.pop_front();
+  return 0;
 }
 
-IBEMU_EXPORT void ibv_ack_async_event(ibv_async_event*) {}
+// Counts the event as handled on its object, which destroy may wait for.
+IBEMU_EXPORT void ibv_ack_async_event(ibv_async_event* event) {
+  pthread_mutex_t* mu = nullptr;
+  pthread_cond_t* cond = nullptr;
+  uint32_t* done = nullptr;
+  switch (event->event_type) {
+    case IBV_EVENT_SRQ_ERR:
+    case IBV_EVENT_SRQ_LIMIT_REACHED:
+      mu = &event->element.srq->mutex;
+      cond = &event->element.srq->cond;
+      done = &event->element.srq->events_completed;
+      break;
+    case IBV_EVENT_CQ_ERR:
+      mu = &event->element.cq->mutex;
+      cond = &event->element.cq->cond;
+      done = &event->element.cq->async_events_completed;
+      break;
+    case IBV_EVENT_QP_FATAL:
+    case IBV_EVENT_QP_REQ_ERR:
+    case IBV_EVENT_QP_ACCESS_ERR:
+    case IBV_EVENT_COMM_EST:
+    case IBV_EVENT_SQ_DRAINED:
+    case IBV_EVENT_PATH_MIG:
+    case IBV_EVENT_PATH_MIG_ERR:
+    case IBV_EVENT_QP_LAST_WQE_REACHED:
+      mu = &event->element.qp->mutex;
+      cond = &event->element.qp->cond;
+      done = &event->element.qp->events_completed;
+      break;
+    default:
+      return;  // port and device events belong to no object
+  }
+  pthread_mutex_lock(mu);
+  ++*done;
+  pthread_cond_signal(cond);
+  pthread_mutex_unlock(mu);
+}
 
 // Memory registered with the emulated HCA is never pinned by a kernel, so fork needs nothing.
 IBEMU_EXPORT int ibv_fork_init() {

@@ -18,48 +18,7 @@ IBEMU_EXPORT int ibv_attach_mcast(struct ibv_qp* qp, const union ibv_gid* gid, u
   return EOPNOTSUPP;
 }
 
-IBEMU_EXPORT struct ibv_ah* ibv_create_ah(struct ibv_pd* pd, struct ibv_ah_attr* attr) {
-  errno = EOPNOTSUPP;
-  return nullptr;
-}
-
-IBEMU_EXPORT struct ibv_ah* ibv_create_ah_from_wc(struct ibv_pd* pd, struct ibv_wc* wc,
-                                                  struct ibv_grh* grh, uint8_t port_num) {
-  errno = EOPNOTSUPP;
-  return nullptr;
-}
-
-IBEMU_EXPORT struct ibv_srq* ibv_create_srq(struct ibv_pd* pd,
-                                            struct ibv_srq_init_attr* srq_init_attr) {
-  errno = EOPNOTSUPP;
-  return nullptr;
-}
-
-IBEMU_EXPORT int ibv_destroy_ah(struct ibv_ah* ah) {
-  return EOPNOTSUPP;
-}
-
-IBEMU_EXPORT int ibv_destroy_srq(struct ibv_srq* srq) {
-  return EOPNOTSUPP;
-}
-
 IBEMU_EXPORT int ibv_detach_mcast(struct ibv_qp* qp, const union ibv_gid* gid, uint16_t lid) {
-  return EOPNOTSUPP;
-}
-
-IBEMU_EXPORT int ibv_init_ah_from_wc(struct ibv_context* context, uint8_t port_num,
-                                     struct ibv_wc* wc, struct ibv_grh* grh,
-                                     struct ibv_ah_attr* ah_attr) {
-  errno = EOPNOTSUPP;
-  return -1;
-}
-
-IBEMU_EXPORT int ibv_modify_srq(struct ibv_srq* srq, struct ibv_srq_attr* srq_attr,
-                                int srq_attr_mask) {
-  return EOPNOTSUPP;
-}
-
-IBEMU_EXPORT int ibv_query_srq(struct ibv_srq* srq, struct ibv_srq_attr* srq_attr) {
   return EOPNOTSUPP;
 }
 
@@ -122,11 +81,6 @@ IBEMU_EXPORT void ibv_unimport_dm(struct ibv_dm* dm) {
 IBEMU_EXPORT int ibv_query_qp_data_in_order(struct ibv_qp* qp, enum ibv_wr_opcode op,
                                             uint32_t flags) {
   return 0;  // no operation is guaranteed to land in order yet
-}
-
-IBEMU_EXPORT struct ibv_qp_ex* ibv_qp_to_qp_ex(struct ibv_qp* qp) {
-  errno = EOPNOTSUPP;
-  return nullptr;
 }
 
 // Nothing is pinned for the emulated HCA (it reads program memory through the library, not

@@ -1,4 +1,5 @@
-// Must-show 2 of the verbs host library: Debian's ibv_rc_pingpong and ibv_uc_pingpong, unmodified,
+// Must-show 2 of the verbs host library: Debian's ibv_rc_pingpong, ibv_uc_pingpong,
+// ibv_ud_pingpong and ibv_srq_pingpong, unmodified,
 // between two emulated HCAs in separate processes (`ibemu exec --hca`), after OpenSM has brought
 // the fabric up: their data checked (-c: the server verifies what it received, which it can only
 // do if the payload crossed the emulated wire into its buffer), several message sizes (one packet,
@@ -23,6 +24,13 @@ class VerbsPingpong : public ::testing::Test {
 #endif
     if (!HaveTool("ibv_rc_pingpong") || !HaveTool("opensm"))
       GTEST_SKIP() << "ibverbs-utils and opensm are not installed (scripts/install-deps.sh)";
+  }
+
+  // The fabric answers and OpenSM has brought the subnet up.
+  static void BringUp(const UpFabric& f, SmProcess* sm) {
+    ASSERT_TRUE(f.ready());
+    sm->pid = StartOpenSm(f);
+    ASSERT_GT(sm->pid, 0) << "OpenSM did not bring the subnet up";
   }
 
   // One pingpong run: the server on H1, the client on H3 (three switches apart in the test
@@ -58,10 +66,8 @@ class VerbsPingpong : public ::testing::Test {
 
 TEST_F(VerbsPingpong, RcAndUcBetweenTwoHostsAfterOpenSmWithTheirDataChecked) {
   UpFabric f(Src("configs/topologies/testbed.topo"), {"--sm", "external"});
-  ASSERT_TRUE(f.ready());
   SmProcess sm;
-  sm.pid = StartOpenSm(f);
-  ASSERT_GT(sm.pid, 0) << "OpenSM did not bring the subnet up";
+  ASSERT_NO_FATAL_FAILURE(BringUp(f, &sm));
   // The path MTU is 1024 (the default -m), so 4096 bytes are 4 packets, 65536 are 64.
   Run(f, "ibv_rc_pingpong", "-s 1 -n 50 -c");
   Run(f, "ibv_rc_pingpong", "-s 4096 -n 200 -c");
@@ -70,6 +76,20 @@ TEST_F(VerbsPingpong, RcAndUcBetweenTwoHostsAfterOpenSmWithTheirDataChecked) {
   Run(f, "ibv_rc_pingpong", "-s 10000 -n 50 -m 2048 -c");
   Run(f, "ibv_uc_pingpong", "-s 4096 -n 100 -c");
   Run(f, "ibv_uc_pingpong", "-s 20000 -n 20 -e -c");
+}
+
+// UD: one datagram per message up to the 2048-byte MTU, landing 40 bytes into the receive
+// buffer (the GRH's place, which -c checks); SRQ: 16 (and 4) RC QPs drawing on one shared
+// receive queue, completions told apart by their QP number.
+TEST_F(VerbsPingpong, UdAndSrqBetweenTwoHostsAfterOpenSmWithTheirDataChecked) {
+  UpFabric f(Src("configs/topologies/testbed.topo"), {"--sm", "external"});
+  SmProcess sm;
+  ASSERT_NO_FATAL_FAILURE(BringUp(f, &sm));
+  Run(f, "ibv_ud_pingpong", "-s 1 -n 50 -c");
+  Run(f, "ibv_ud_pingpong", "-s 2048 -n 100 -c");
+  Run(f, "ibv_ud_pingpong", "-s 500 -n 50 -e -c");
+  Run(f, "ibv_srq_pingpong", "-n 200 -c");
+  Run(f, "ibv_srq_pingpong", "-q 4 -s 9000 -n 40 -e -c");
 }
 
 }  // namespace
