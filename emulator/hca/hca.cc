@@ -67,6 +67,9 @@ void Hca::HandleDevice(const engine::Event& e) {
     case kVerbsTimer:
       VerbsTimer(e.a, e.b);
       return;
+    case kVerbsLoopback:
+      VerbsReceive(e.port, e.pkt);
+      return;
   }
 }
 

@@ -73,6 +73,7 @@ class Hca : public mgmt::ManagedNode, private cc::HcaView {
     kCcTimer,                     // a, b: the mechanism's (HcaCc::OnTimer)
     kVerbsKick,                   // a = QP index: posted work, or an RNR wait that ended
     kVerbsTimer,                  // a = QP index, b = generation: the requester's ACK timeout
+    kVerbsLoopback,               // port, pkt: a verbs packet to this port's own LID
   };
 
   struct SourceState {
@@ -160,6 +161,8 @@ class Hca : public mgmt::ManagedNode, private cc::HcaView {
   void VerbsResponse(int p, VerbsQp& q, uint32_t qi, Packet* pkt);
   void VerbsAck(int p, VerbsQp& q, const Packet& request, uint8_t syndrome, uint32_t psn);
   void VerbsQueueResponse(int p, Packet* pkt, uint16_t dlid);
+  // Transmits a verbs data packet, or loops it back when it is for this port's own LID.
+  void Send(int p, Packet* pkt, int vl);
   Packet* VerbsPacket(int p, const VerbsQp& q, uint8_t opcode, uint32_t psn, bool ack_req,
                       uint16_t dlid, uint8_t sl, uint32_t dest_qp);
   void VerbsFinishPacket(Packet* pkt, std::vector<uint8_t> payload);

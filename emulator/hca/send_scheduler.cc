@@ -112,7 +112,8 @@ void Hca::Arbitrate(int p) {
     if (chosen == n) return;
     r.next = chosen + 1;
     SendData(p, vl, r.qps[chosen]);
-    end = pt.tx_free_at;
+    // A verbs packet to this port's own LID loops back inside the HCA and leaves the link free.
+    end = std::max(pt.tx_free_at, now());
   }
   WakeAt(p, end);
 }

@@ -580,7 +580,7 @@ void Hca::VerbsSendData(int p, int vl, uint32_t qi) {
   VerbsFinishPacket(pkt, std::move(payload));
   uint32_t bytes = pkt->wire_bytes();
   if (cc_hooks_) cc_hooks_->OnSent(*this, qi, *pkt);
-  Transmit(p, pkt, vl, 0, now());
+  Send(p, pkt, vl);
   pstate_[p].vlarb->Sent(vl, bytes);
   dma_free_at_ = std::max(dma_free_at_, now()) + cfg_.host_tx.Time(seg);
   if (w.sent < w.length) return;
@@ -630,7 +630,7 @@ void Hca::VerbsUdSend(int p, int vl, uint32_t qi) {
   VerbsFinishPacket(pkt, std::move(payload));
   uint32_t bytes = pkt->wire_bytes();
   if (cc_hooks_) cc_hooks_->OnSent(*this, qi, *pkt);
-  Transmit(p, pkt, vl, 0, now());
+  Send(p, pkt, vl);
   pstate_[p].vlarb->Sent(vl, bytes);
   dma_free_at_ = std::max(dma_free_at_, now()) + cfg_.host_tx.Time(w.length);
   CompleteSend(q, w, IBV_WC_SUCCESS);  // UD: done once sent
@@ -757,7 +757,23 @@ void Hca::VerbsReceive(int p, Packet* pkt) {
   FreePacket(pkt);
 }
 
+void Hca::Send(int p, Packet* pkt, int vl) {
+  if (port_mgmt_[p].OwnsLid(pkt->lrh().dlid())) {
+    // To a QP of this port: the HCA loops it back inside, as HCAs do, without the wire; the
+    // host DMA paces it (dma_free_at_ above, and the receive side's here).
+    SimTime done = std::max(now(), sink_free_at_) + cfg_.host_rx.Time(pkt->payload_len);
+    sink_free_at_ = done;
+    Post(id(), done, kVerbsLoopback, static_cast<uint16_t>(p), 0, 0, pkt);
+    return;
+  }
+  Transmit(p, pkt, vl, 0, now());
+}
+
 void Hca::VerbsQueueResponse(int p, Packet* pkt, uint16_t dlid) {
+  if (port_mgmt_[p].OwnsLid(dlid)) {
+    Send(p, pkt, pkt->lrh().vl());
+    return;
+  }
   int dest = ctx_->DestIndex(dlid);
   pkt->credit_class = static_cast<uint16_t>(ctx_->queuing->CreditClass(dest < 0 ? 0 : dest));
   pstate_[p].control.Push(pkt);

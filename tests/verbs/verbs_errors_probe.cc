@@ -1,0 +1,321 @@
+// The error paths of the verbs transport, from a verbs program's side: a GoogleTest program that
+// links the verbs API and runs under `ibemu exec --hca <node>` (tests/integration/
+// verbs_errors_test.cc starts it), so every call goes through hostlib/verbs to the emulated HCA.
+// Two RC QPs of the one HCA talk to each other (the HCA loops packets for its own LID back
+// inside, as a real one does). Each case checks the status and errno the real library gives, and
+// that every posted work request completes exactly once.
+#include <gtest/gtest.h>
+#include <infiniband/verbs.h>
+
+#include <chrono>
+#include <cstring>
+#include <map>
+#include <thread>
+#include <vector>
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+class VerbsErrors : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    int n = 0;
+    devs_ = ibv_get_device_list(&n);
+    ASSERT_EQ(n, 1) << "run under `ibemu exec --hca <node>`";
+    ctx_ = ibv_open_device(devs_[0]);
+    ASSERT_NE(ctx_, nullptr);
+    ibv_port_attr port;
+    ASSERT_EQ(ibv_query_port(ctx_, 1, &port), 0);
+    ASSERT_EQ(port.state, IBV_PORT_ACTIVE);
+    lid_ = port.lid;
+    pd_ = ibv_alloc_pd(ctx_);
+    cq_ = ibv_create_cq(ctx_, 256, nullptr, nullptr, 0);
+    ASSERT_TRUE(pd_ && cq_);
+    buf_.assign(1 << 16, 0x5a);
+    mr_ = ibv_reg_mr(pd_, buf_.data(), buf_.size(),
+                     IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+                         IBV_ACCESS_REMOTE_ATOMIC);
+    ASSERT_NE(mr_, nullptr);
+  }
+  void TearDown() override {
+    for (ibv_qp* q : qps_) ibv_destroy_qp(q);
+    if (mr_) ibv_dereg_mr(mr_);
+    if (cq_) ibv_destroy_cq(cq_);
+    if (pd_) ibv_dealloc_pd(pd_);
+    if (ctx_) ibv_close_device(ctx_);
+    if (devs_) ibv_free_device_list(devs_);
+  }
+
+  ibv_qp* NewQp() {
+    ibv_qp_init_attr init{};
+    init.send_cq = init.recv_cq = cq_;
+    init.qp_type = IBV_QPT_RC;
+    init.cap.max_send_wr = init.cap.max_recv_wr = 16;
+    init.cap.max_send_sge = init.cap.max_recv_sge = 2;
+    ibv_qp* q = ibv_create_qp(pd_, &init);
+    EXPECT_NE(q, nullptr);
+    if (q) qps_.push_back(q);
+    return q;
+  }
+  int ToInit(ibv_qp* q, int access) {
+    ibv_qp_attr a{};
+    a.qp_state = IBV_QPS_INIT;
+    a.port_num = 1;
+    a.qp_access_flags = access;
+    return ibv_modify_qp(q, &a,
+                         IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
+  }
+  int ToRtr(ibv_qp* q, uint32_t dest) {
+    ibv_qp_attr a{};
+    a.qp_state = IBV_QPS_RTR;
+    a.path_mtu = IBV_MTU_1024;
+    a.dest_qp_num = dest;
+    a.rq_psn = 100;
+    a.max_dest_rd_atomic = 4;
+    a.min_rnr_timer = 1;  // 10 us
+    a.ah_attr.dlid = lid_;
+    a.ah_attr.port_num = 1;
+    return ibv_modify_qp(q, &a,
+                         IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+                             IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
+  }
+  int ToRts(ibv_qp* q, int retry, int rnr_retry) {
+    ibv_qp_attr a{};
+    a.qp_state = IBV_QPS_RTS;
+    a.timeout = 1;  // 8.192 us: retries come quickly
+    a.retry_cnt = retry;
+    a.rnr_retry = rnr_retry;
+    a.sq_psn = 100;
+    a.max_rd_atomic = 4;
+    return ibv_modify_qp(q, &a,
+                         IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+                             IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
+  }
+  // A requester and a responder connected to each other, both in RTS.
+  void Pair(ibv_qp** req, ibv_qp** resp, int resp_access, int retry = 3, int rnr_retry = 1) {
+    *req = NewQp();
+    *resp = NewQp();
+    ASSERT_TRUE(*req && *resp);
+    ASSERT_EQ(ToInit(*req, 0), 0);
+    ASSERT_EQ(ToInit(*resp, resp_access), 0);
+    ASSERT_EQ(ToRtr(*req, (*resp)->qp_num), 0);
+    ASSERT_EQ(ToRtr(*resp, (*req)->qp_num), 0);
+    ASSERT_EQ(ToRts(*req, retry, rnr_retry), 0);
+    ASSERT_EQ(ToRts(*resp, retry, rnr_retry), 0);
+  }
+
+  int Send(ibv_qp* q, uint64_t wr_id, ibv_wr_opcode op, uint64_t addr, uint32_t len, uint32_t lkey,
+           uint64_t remote = 0, uint32_t rkey = 0) {
+    ibv_sge sge{addr, len, lkey};
+    ibv_send_wr wr{};
+    wr.wr_id = wr_id;
+    wr.opcode = op;
+    wr.sg_list = &sge;
+    wr.num_sge = 1;
+    wr.send_flags = IBV_SEND_SIGNALED;
+    wr.wr.rdma.remote_addr = remote;
+    wr.wr.rdma.rkey = rkey;
+    ibv_send_wr* bad = nullptr;
+    return ibv_post_send(q, &wr, &bad);
+  }
+  int Recv(ibv_qp* q, uint64_t wr_id, uint64_t addr, uint32_t len) {
+    ibv_sge sge{addr, len, mr_->lkey};
+    ibv_recv_wr wr{};
+    wr.wr_id = wr_id;
+    wr.sg_list = &sge;
+    wr.num_sge = 1;
+    ibv_recv_wr* bad = nullptr;
+    return ibv_post_recv(q, &wr, &bad);
+  }
+  uint64_t At(size_t off) const { return reinterpret_cast<uintptr_t>(buf_.data()) + off; }
+
+  // Completions by wr_id until `n` have come or `seconds` pass; then a short wait shows that no
+  // more come (each WR completes once).
+  std::map<uint64_t, ibv_wc> Poll(size_t n, double seconds = 10) {
+    std::map<uint64_t, ibv_wc> got;
+    auto until = Clock::now() + std::chrono::duration<double>(seconds);
+    auto take = [&] {
+      ibv_wc wc[8];
+      int k = ibv_poll_cq(cq_, 8, wc);
+      EXPECT_GE(k, 0);
+      for (int i = 0; i < k; ++i) {
+        EXPECT_EQ(got.count(wc[i].wr_id), 0u) << "wr_id " << wc[i].wr_id << " completed twice";
+        got[wc[i].wr_id] = wc[i];
+      }
+    };
+    while (got.size() < n && Clock::now() < until) {
+      take();
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+    auto quiet = Clock::now() + std::chrono::milliseconds(100);
+    while (Clock::now() < quiet) take();
+    return got;
+  }
+
+  ibv_device** devs_ = nullptr;
+  ibv_context* ctx_ = nullptr;
+  ibv_pd* pd_ = nullptr;
+  ibv_cq* cq_ = nullptr;
+  ibv_mr* mr_ = nullptr;
+  std::vector<uint8_t> buf_;
+  std::vector<ibv_qp*> qps_;
+  uint16_t lid_ = 0;
+};
+
+TEST_F(VerbsErrors, ASendThatWorksFirst) {
+  ibv_qp *a, *b;
+  Pair(&a, &b, IBV_ACCESS_REMOTE_WRITE);
+  std::memset(buf_.data(), 0x11, 64);
+  ASSERT_EQ(Recv(b, 1, At(4096), 64), 0);
+  ASSERT_EQ(Send(a, 2, IBV_WR_SEND, At(0), 64, mr_->lkey), 0);
+  auto got = Poll(2);
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_EQ(got[1].status, IBV_WC_SUCCESS);
+  EXPECT_EQ(got[1].opcode, IBV_WC_RECV);
+  EXPECT_EQ(got[1].byte_len, 64u);
+  EXPECT_EQ(got[1].src_qp, a->qp_num);
+  EXPECT_EQ(got[2].status, IBV_WC_SUCCESS);
+  EXPECT_EQ(got[2].opcode, IBV_WC_SEND);
+  EXPECT_EQ(buf_[4096], 0x11);
+  EXPECT_EQ(buf_[4096 + 63], 0x11);
+}
+
+TEST_F(VerbsErrors, ABadLkeyIsALocalProtectionErrorAndFlushesTheRest) {
+  ibv_qp *a, *b;
+  Pair(&a, &b, 0);
+  ASSERT_EQ(Send(a, 1, IBV_WR_SEND, At(0), 64, mr_->lkey + 0x1000), 0);
+  ASSERT_EQ(Send(a, 2, IBV_WR_SEND, At(0), 64, mr_->lkey), 0);
+  auto got = Poll(2);
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_EQ(got[1].status, IBV_WC_LOC_PROT_ERR);
+  EXPECT_EQ(got[2].status, IBV_WC_WR_FLUSH_ERR);
+  // The QP is in Error now: a new WR is accepted and flushed.
+  ASSERT_EQ(Send(a, 3, IBV_WR_SEND, At(0), 8, mr_->lkey), 0);
+  auto more = Poll(1);
+  ASSERT_EQ(more.size(), 1u);
+  EXPECT_EQ(more[3].status, IBV_WC_WR_FLUSH_ERR);
+}
+
+TEST_F(VerbsErrors, ALocalRangeOutsideTheRegionIsALocalProtectionError) {
+  ibv_qp *a, *b;
+  Pair(&a, &b, 0);
+  ASSERT_EQ(Send(a, 1, IBV_WR_SEND, At(buf_.size() - 8), 64, mr_->lkey), 0);
+  auto got = Poll(1);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[1].status, IBV_WC_LOC_PROT_ERR);
+}
+
+TEST_F(VerbsErrors, RemoteKeysBoundsAndAccessAreRemoteAccessErrors) {
+  struct Case {
+    const char* what;
+    ibv_wr_opcode op;
+    int resp_access;
+    uint64_t remote;
+    uint32_t rkey_delta;
+  };
+  const Case cases[] = {
+      {"bad rkey", IBV_WR_RDMA_WRITE, IBV_ACCESS_REMOTE_WRITE, 0, 0x1000},
+      {"out of bounds", IBV_WR_RDMA_WRITE, IBV_ACCESS_REMOTE_WRITE, buf_.size() - 16, 0},
+      {"QP without remote write", IBV_WR_RDMA_WRITE, IBV_ACCESS_REMOTE_READ, 0, 0},
+      {"QP without remote read", IBV_WR_RDMA_READ, IBV_ACCESS_REMOTE_WRITE, 0, 0},
+  };
+  uint64_t id = 1;
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.what);
+    ibv_qp *a, *b;
+    Pair(&a, &b, c.resp_access);
+    ASSERT_EQ(
+        Send(a, id, c.op, At(0), 64, mr_->lkey, At(8192 + c.remote), mr_->rkey + c.rkey_delta), 0);
+    auto got = Poll(1);
+    ASSERT_EQ(got.size(), 1u);
+    EXPECT_EQ(got[id].status, IBV_WC_REM_ACCESS_ERR);
+    ++id;
+  }
+}
+
+TEST_F(VerbsErrors, AnMrWithoutRemoteWriteRefusesAWrite) {
+  ibv_mr* ro = ibv_reg_mr(pd_, buf_.data() + 32768, 4096, IBV_ACCESS_LOCAL_WRITE);
+  ASSERT_NE(ro, nullptr);
+  ibv_qp *a, *b;
+  Pair(&a, &b, IBV_ACCESS_REMOTE_WRITE);
+  ASSERT_EQ(Send(a, 1, IBV_WR_RDMA_WRITE, At(0), 64, mr_->lkey, At(32768), ro->rkey), 0);
+  auto got = Poll(1);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[1].status, IBV_WC_REM_ACCESS_ERR);
+  EXPECT_EQ(ibv_dereg_mr(ro), 0);
+  // Registration itself: remote write without local write is refused, as the kernel does.
+  errno = 0;
+  EXPECT_EQ(ibv_reg_mr(pd_, buf_.data(), 4096, IBV_ACCESS_REMOTE_WRITE), nullptr);
+  EXPECT_EQ(errno, EINVAL);
+}
+
+TEST_F(VerbsErrors, QpStateAndMaskMistakesGiveTheErrnosOfTheRealLibrary) {
+  ibv_qp* q = NewQp();
+  ASSERT_NE(q, nullptr);
+  // Reset: a receive is EINVAL; Reset to RTR is EINVAL; Init without the port is EINVAL.
+  EXPECT_EQ(Recv(q, 1, At(0), 8), EINVAL);
+  ibv_qp_attr a{};
+  a.qp_state = IBV_QPS_RTR;
+  EXPECT_EQ(ibv_modify_qp(q, &a, IBV_QP_STATE), EINVAL);
+  a.qp_state = IBV_QPS_INIT;
+  EXPECT_EQ(ibv_modify_qp(q, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_ACCESS_FLAGS), EINVAL);
+  EXPECT_EQ(q->state, IBV_QPS_RESET);
+  ASSERT_EQ(ToInit(q, 0), 0);
+  EXPECT_EQ(q->state, IBV_QPS_INIT);
+  // Init: the send queue is not enabled yet (mlx5: ENOMEM), receives are fine.
+  EXPECT_EQ(Send(q, 2, IBV_WR_SEND, At(0), 8, mr_->lkey), ENOMEM);
+  EXPECT_EQ(Recv(q, 3, At(0), 8), 0);
+  // RTR without the RNR timer (required for RC) is EINVAL.
+  a = {};
+  a.qp_state = IBV_QPS_RTR;
+  a.path_mtu = IBV_MTU_1024;
+  a.ah_attr.dlid = lid_;
+  a.ah_attr.port_num = 1;
+  EXPECT_EQ(ibv_modify_qp(q, &a,
+                          IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+                              IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC),
+            EINVAL);
+  // To Error: the posted receive is flushed.
+  a = {};
+  a.qp_state = IBV_QPS_ERR;
+  ASSERT_EQ(ibv_modify_qp(q, &a, IBV_QP_STATE), 0);
+  auto got = Poll(1);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[3].status, IBV_WC_WR_FLUSH_ERR);
+}
+
+TEST_F(VerbsErrors, NoReceiveAtThePeerEndsInRnrRetryExceeded) {
+  ibv_qp *a, *b;
+  Pair(&a, &b, 0, /*retry=*/3, /*rnr_retry=*/2);
+  ASSERT_EQ(Send(a, 1, IBV_WR_SEND, At(0), 64, mr_->lkey), 0);
+  auto got = Poll(1);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[1].status, IBV_WC_RNR_RETRY_EXC_ERR);
+}
+
+TEST_F(VerbsErrors, ADestroyedPeerEndsInRetryExceeded) {
+  ibv_qp *a, *b;
+  Pair(&a, &b, 0, /*retry=*/2, /*rnr_retry=*/1);
+  ASSERT_EQ(ibv_destroy_qp(b), 0);
+  qps_.erase(std::find(qps_.begin(), qps_.end(), b));
+  ASSERT_EQ(Send(a, 1, IBV_WR_SEND, At(0), 64, mr_->lkey), 0);
+  ASSERT_EQ(Send(a, 2, IBV_WR_SEND, At(0), 64, mr_->lkey), 0);
+  auto got = Poll(2);
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_EQ(got[1].status, IBV_WC_RETRY_EXC_ERR);
+  EXPECT_EQ(got[2].status, IBV_WC_WR_FLUSH_ERR);
+}
+
+TEST_F(VerbsErrors, ASendLongerThanTheReceiveIsALengthErrorOnBothSides) {
+  ibv_qp *a, *b;
+  Pair(&a, &b, 0);
+  ASSERT_EQ(Recv(b, 1, At(4096), 32), 0);
+  ASSERT_EQ(Send(a, 2, IBV_WR_SEND, At(0), 100, mr_->lkey), 0);
+  auto got = Poll(2);
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_EQ(got[1].status, IBV_WC_LOC_LEN_ERR);
+  EXPECT_EQ(got[2].status, IBV_WC_REM_INV_REQ_ERR);
+}
+
+}  // namespace
