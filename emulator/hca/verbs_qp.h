@@ -136,6 +136,7 @@ struct VerbsQp {
   uint32_t retries_left = 0;  // retry_cnt while no progress
   uint32_t rnr_retries_left = 0;
   uint64_t timer_generation = 0;  // a timer event is live only while its generation is current
+  bool retrying = false;          // sent again after a timeout, no progress since
   SimTime rnr_wait_until = 0;     // after an RNR NAK: send nothing before this
 
   // Responder.

@@ -710,19 +710,27 @@ void Hca::Rewind(VerbsQp& q, uint32_t qi) {
 
 void Hca::VerbsTimer(uint32_t qi, uint64_t generation) {
   VerbsQp* q = qi < verbs_qps_.size() ? verbs_qps_[qi].get() : nullptr;
-  if (!q || generation != q->timer_generation || q->inflight.empty() ||
-      q->attr.state != IBV_QPS_RTS)
+  // Work sent again after an earlier timeout that could not leave (the port is down) still
+  // counts against the retries, so a dead link ends in an error instead of a wait for ever.
+  bool waiting = !q || q->inflight.empty() ? q && q->retrying && !q->sq.empty() : true;
+  if (!q || generation != q->timer_generation || !waiting || q->attr.state != IBV_QPS_RTS)
     return;
   if (q->retries_left == 0) {
-    SendWqe w = std::move(q->inflight.front());
-    q->inflight.pop_front();
+    std::deque<SendWqe>& from = q->inflight.empty() ? q->sq : q->inflight;
+    SendWqe w = std::move(from.front());
+    from.pop_front();
     CompleteSend(*q, w, IBV_WC_RETRY_EXC_ERR);
     VerbsError(*q, qi);
     return;
   }
   --q->retries_left;
   Rewind(*q, qi);
+  q->retrying = true;
   VerbsKick(qi);
+  if (q->inflight.empty()) {  // nothing went out: the timer runs on for the next retry
+    SimTime t = AckTimeout(q->attr.timeout);
+    if (t > 0) Post(id(), now() + t, kVerbsTimer, 0, qi, ++q->timer_generation);
+  }
 }
 
 // ---- Receive side: requests at the responder, responses at the requester ----
@@ -1076,6 +1084,7 @@ void Hca::VerbsResponse(int p, VerbsQp& q, uint32_t qi, Packet* pkt) {
     return;
   }
   if (progress) {
+    q.retrying = false;
     q.retries_left = q.attr.retry_cnt;
     q.rnr_retries_left = q.attr.rnr_retry;
     ArmAckTimer(q, qi);

@@ -4,6 +4,7 @@
 // extended QP API (ibv_create_qp_ex, ibv_wr_*), unsignaled completions in batches, inline data,
 // RDMA READ and atomics, and the SEND tests load libibumad and libibverbs into one process.
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -58,6 +59,40 @@ TEST_F(VerbsPerftest, EveryBandwidthAndLatencyTestCompletesAndReports) {
     EXPECT_EQ(client.out.find("Couldn't"), std::string::npos) << client.out;
     EXPECT_EQ(client.out.find("Completion with error"), std::string::npos) << client.out;
   }
+}
+
+// Must-show 4, the link case: ib_write_bw streaming from H3 to H1 when H3's cable is pulled
+// (`ibemu link`). The requester's ACK timeouts run out (perftest's timeout 14, 7 retries: about
+// half a second of virtual time) and the job ends with "Failed status 12" (retry exceeded) on the
+// client and an error exit on both sides: no hang.
+TEST_F(VerbsPerftest, ALinkTakenDownMidTransferEndsTheJobWithRetryExceeded) {
+  UpFabric f(Src("configs/topologies/testbed.topo"), {});
+  ASSERT_TRUE(f.ready());
+  std::string port = std::to_string(40000 + getpid() % 20000);
+  std::string args = " -n 1000000 -p " + port;
+  std::string slog = f.dir() + "/server.log", clog = f.dir() + "/client.log";
+  pid_t server = f.SpawnOnHca("H1", "stdbuf -oL ib_write_bw" + args, slog);
+  ASSERT_TRUE(WaitForLine(slog, "Waiting for client", 20)) << ReadFile(slog);
+  pid_t client = f.SpawnOnHca("H3", "stdbuf -oL ib_write_bw" + args + " localhost", clog);
+  ASSERT_TRUE(WaitForLine(clog, "#bytes", 20)) << ReadFile(clog);  // streaming now
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  CliResult down = f.Link("H3:1", "down");
+  ASSERT_EQ(down.status, 0) << down.out;
+  auto exited = [](pid_t pid, int* st) {
+    for (int i = 0; i < 300; ++i) {
+      if (waitpid(pid, st, WNOHANG) == pid) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    kill(pid, SIGKILL);
+    waitpid(pid, st, 0);
+    return false;
+  };
+  int cst = 0, sst = 0;
+  EXPECT_TRUE(exited(client, &cst)) << "the client hung: " << ReadFile(clog);
+  EXPECT_TRUE(exited(server, &sst)) << "the server hung: " << ReadFile(slog);
+  std::string out = ReadFile(clog);
+  EXPECT_TRUE(WIFEXITED(cst) && WEXITSTATUS(cst) != 0) << out;
+  EXPECT_NE(out.find("Failed status 12"), std::string::npos) << out;
 }
 
 }  // namespace
