@@ -161,6 +161,7 @@ class Hca : public mgmt::ManagedNode, private cc::HcaView {
   void VerbsResponse(int p, VerbsQp& q, uint32_t qi, Packet* pkt);
   void VerbsAck(int p, VerbsQp& q, const Packet& request, uint8_t syndrome, uint32_t psn);
   void VerbsQueueResponse(int p, Packet* pkt, uint16_t dlid);
+  bool PKeyAccepted(int p, const VerbsQp& q, uint16_t pkey) const;
   // Transmits a verbs data packet, or loops it back when it is for this port's own LID.
   void Send(int p, Packet* pkt, int vl);
   Packet* VerbsPacket(int p, const VerbsQp& q, uint8_t opcode, uint32_t psn, bool ack_req,

@@ -30,7 +30,9 @@ void Hca::OnPacket(int p, Packet* pkt) {
     FreePacket(pkt);
     return;
   }
-  if (cc_hooks_ && op <= wire::opcode::kRcSendOnly) {
+  bool verbs_data = pkt->bth().dest_qp() >= kVerbsQpnBase && pkt->payload_len > 0 &&
+                    (op & 0x1F) <= wire::opcode::kWriteOnlyImm;
+  if (cc_hooks_ && (op <= wire::opcode::kRcSendOnly || verbs_data)) {
     // H3 at the head's arrival: a CNP goes out at once, ahead of other traffic; BECN on the
     // acknowledgement waits for the ACK.
     cc::Echo echo = cc_hooks_->OnReceive(*this, p, *pkt);
@@ -87,7 +89,10 @@ void Hca::SendCnp(int p, Packet& m) {
   wire::Lrh lrh = m.lrh();
   uint8_t sl = lrh.sl();
   Packet* cnp = NewPacket();
-  BuildCnp(cnp, lid(p), lrh.slid(), sl, sl2vl_[p][sl], m.bth().dest_qp());
+  // A verbs QP's CNP goes to the QP that sent (the connected QP); synthetic QPs share numbers.
+  uint32_t qpn = m.bth().dest_qp();
+  if (VerbsQp* q = VerbsQpOf(qpn)) qpn = q->attr.dest_qpn;
+  BuildCnp(cnp, lid(p), lrh.slid(), sl, sl2vl_[p][sl], qpn);
   cnp->id = NextPacketId();
   cnp->created = now();
   int dest = ctx_->DestIndex(lrh.slid());

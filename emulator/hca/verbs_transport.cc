@@ -163,7 +163,11 @@ int Hca::ModifyVerbsQp(uint32_t session, uint32_t qpn, const VerbsQpAttr& a, Sim
   if (!q || q->session != session) return EINVAL;
   if (a.mask & IBV_QP_PORT && (a.port < 1 || a.port > num_ports())) return EINVAL;
   int port = a.mask & IBV_QP_PORT ? a.port : q->attr.port;
-  if (a.mask & IBV_QP_PKEY_INDEX && a.pkey_index >= port_mgmt_[port].pkeys.size()) return EINVAL;
+  // A P_Key index must name a valid entry of the port's table (IBA 10.9.2): an SM that did not
+  // put the partition there keeps the QP from being brought up.
+  if (a.mask & IBV_QP_PKEY_INDEX && (a.pkey_index >= port_mgmt_[port].pkeys.size() ||
+                                     !(port_mgmt_[port].pkeys[a.pkey_index] & 0x7FFF)))
+    return EINVAL;
   VerbsQpAttr& s = q->attr;
   uint32_t m = a.mask;
   if (m & IBV_QP_PORT) s.port = a.port;
@@ -713,8 +717,7 @@ void Hca::VerbsTimer(uint32_t qi, uint64_t generation) {
   // Work sent again after an earlier timeout that could not leave (the port is down) still
   // counts against the retries, so a dead link ends in an error instead of a wait for ever.
   bool waiting = !q || q->inflight.empty() ? q && q->retrying && !q->sq.empty() : true;
-  if (!q || generation != q->timer_generation || !waiting || q->attr.state != IBV_QPS_RTS)
-    return;
+  if (!q || generation != q->timer_generation || !waiting || q->attr.state != IBV_QPS_RTS) return;
   if (q->retries_left == 0) {
     std::deque<SendWqe>& from = q->inflight.empty() ? q->sq : q->inflight;
     SendWqe w = std::move(from.front());
@@ -749,6 +752,13 @@ void Hca::VerbsReceive(int p, Packet* pkt) {
     FreePacket(pkt);
     return;
   }
+  if (!PKeyAccepted(p, *q, pkt->bth().pkey())) {
+    // Dropped and counted in PortInfo:P_KeyViolations (IBA 10.9.3, what ibv_devinfo shows as
+    // bad_pkey_cntr).
+    ++port_mgmt_[p].p_key_violations;
+    FreePacket(pkt);
+    return;
+  }
   if (q->type == IBV_QPT_UD) {
     VerbsUdReceive(p, *q, pkt);
     FreePacket(pkt);
@@ -775,6 +785,18 @@ void Hca::Send(int p, Packet* pkt, int vl) {
     return;
   }
   Transmit(p, pkt, vl, 0, now());
+}
+
+bool Hca::PKeyAccepted(int p, const VerbsQp& q, uint16_t pkey) const {
+  // Keys match when their low 15 bits do and at least one is a full member (IBA 10.9.3). A
+  // connected QP takes its own key only; a datagram QP any key of the port's table.
+  auto matches = [pkey](uint16_t k) {
+    return (k & 0x7FFF) && (k & 0x7FFF) == (pkey & 0x7FFF) && ((k | pkey) & 0x8000);
+  };
+  const auto& table = port_mgmt_[p].pkeys;
+  if (q.type != IBV_QPT_UD)
+    return q.attr.pkey_index < table.size() && matches(table[q.attr.pkey_index]);
+  return std::any_of(table.begin(), table.end(), matches);
 }
 
 void Hca::VerbsQueueResponse(int p, Packet* pkt, uint16_t dlid) {

@@ -318,4 +318,83 @@ TEST_F(VerbsErrors, ASendLongerThanTheReceiveIsALengthErrorOnBothSides) {
   EXPECT_EQ(got[2].status, IBV_WC_REM_INV_REQ_ERR);
 }
 
+TEST_F(VerbsErrors, AQpWhosePKeyIndexNamesNoPartitionCannotBeBroughtUp) {
+  // The port's table holds the default key at index 0 and nothing else (no partitions
+  // configured): index 1 names no partition.
+  ibv_qp* q = NewQp();
+  ASSERT_NE(q, nullptr);
+  __be16 key;
+  ASSERT_EQ(ibv_query_pkey(ctx_, 1, 1, &key), 0);
+  ASSERT_EQ(key, 0);
+  ibv_qp_attr a{};
+  a.qp_state = IBV_QPS_INIT;
+  a.port_num = 1;
+  a.pkey_index = 1;
+  EXPECT_EQ(
+      ibv_modify_qp(q, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS),
+      EINVAL);
+  EXPECT_EQ(q->state, IBV_QPS_RESET);
+  a.pkey_index = 0;
+  EXPECT_EQ(
+      ibv_modify_qp(q, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS),
+      0);
+}
+
+TEST_F(VerbsErrors, ADatagramWithTheWrongQKeyIsDroppedAndCounted) {
+  ibv_qp_init_attr init{};
+  init.send_cq = init.recv_cq = cq_;
+  init.qp_type = IBV_QPT_UD;
+  init.cap.max_send_wr = init.cap.max_recv_wr = 4;
+  init.cap.max_send_sge = init.cap.max_recv_sge = 1;
+  ibv_qp* q = ibv_create_qp(pd_, &init);
+  ASSERT_NE(q, nullptr);
+  qps_.push_back(q);
+  ibv_qp_attr a{};
+  a.qp_state = IBV_QPS_INIT;
+  a.port_num = 1;
+  a.qkey = 0x11111111;
+  ASSERT_EQ(ibv_modify_qp(q, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY), 0);
+  a.qp_state = IBV_QPS_RTR;
+  ASSERT_EQ(ibv_modify_qp(q, &a, IBV_QP_STATE), 0);
+  a.qp_state = IBV_QPS_RTS;
+  a.sq_psn = 1;
+  ASSERT_EQ(ibv_modify_qp(q, &a, IBV_QP_STATE | IBV_QP_SQ_PSN), 0);
+  ibv_ah_attr ah{};
+  ah.dlid = lid_;
+  ah.port_num = 1;
+  ibv_ah* h = ibv_create_ah(pd_, &ah);
+  ASSERT_NE(h, nullptr);
+  ibv_port_attr before;
+  ASSERT_EQ(ibv_query_port(ctx_, 1, &before), 0);
+  ASSERT_EQ(Recv(q, 1, At(0), 1024), 0);
+  auto send = [&](uint64_t id, uint32_t qkey) {
+    ibv_sge sge{At(8192), 64, mr_->lkey};
+    ibv_send_wr wr{};
+    wr.wr_id = id;
+    wr.opcode = IBV_WR_SEND;
+    wr.sg_list = &sge;
+    wr.num_sge = 1;
+    wr.send_flags = IBV_SEND_SIGNALED;
+    wr.wr.ud.ah = h;
+    wr.wr.ud.remote_qpn = q->qp_num;
+    wr.wr.ud.remote_qkey = qkey;
+    ibv_send_wr* bad = nullptr;
+    return ibv_post_send(q, &wr, &bad);
+  };
+  ASSERT_EQ(send(2, 0x22222222), 0);  // wrong Q_Key: sent, dropped at the receiver
+  auto got = Poll(1);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[2].status, IBV_WC_SUCCESS);
+  ibv_port_attr after;
+  ASSERT_EQ(ibv_query_port(ctx_, 1, &after), 0);
+  EXPECT_EQ(after.qkey_viol_cntr, before.qkey_viol_cntr + 1);
+  ASSERT_EQ(send(3, 0x11111111), 0);  // the right one is received
+  got = Poll(2);
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_EQ(got[1].status, IBV_WC_SUCCESS);
+  EXPECT_EQ(got[1].byte_len, 64u + 40u);
+  EXPECT_EQ(got[1].src_qp, q->qp_num);
+  EXPECT_EQ(ibv_destroy_ah(h), 0);
+}
+
 }  // namespace
