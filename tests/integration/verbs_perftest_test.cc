@@ -61,6 +61,45 @@ TEST_F(VerbsPerftest, EveryBandwidthAndLatencyTestCompletesAndReports) {
   }
 }
 
+// Must-show 3, second part: ib_write_bw from H3 to H1 on the idle test bed, then with a
+// saturating synthetic flow H2 -> H1 (configs/scenarios/verbs-under-load.yaml) sharing S1's output
+// to H1. Both fabrics run at pace 0.001, slow enough for the emulator to keep up, so what perftest
+// measures in wall time is the virtual bandwidth times the pace: about 2 MB/s for the idle 4x DDR
+// link (2 GB/s of data), and half of it when the switch shares the link round robin with the
+// synthetic flow, as it would on hardware.
+TEST_F(VerbsPerftest, IbWriteBwUnderSyntheticLoadGetsHalfTheLink) {
+  auto measure = [&](const std::string& config) -> double {
+    UpFabric f(Src(config), {"--pace", "0.001"});
+    EXPECT_TRUE(f.ready());
+    std::string port =
+        std::to_string(45000 + getpid() % 10000 + (config.find("load") != std::string::npos));
+    std::string args = " -n 20 -p " + port;
+    std::string log = f.dir() + "/server.log";
+    pid_t server = f.SpawnOnHca("H1", "stdbuf -oL ib_write_bw" + args, log);
+    EXPECT_TRUE(WaitForLine(log, "Waiting for client", 20)) << ReadFile(log);
+    CliResult client =
+        Shell("IBEMU_RUN_DIR=" + f.dir() + " timeout 120 " + IBEMU_BINARY + " exec --name " +
+              f.name() + " --hca H3 -- ib_write_bw" + args + " localhost");
+    waitpid(server, nullptr, 0);
+    EXPECT_EQ(client.status, 0) << client.out;
+    std::smatch m;
+    if (!std::regex_search(client.out, m,
+                           std::regex("\\n\\s*65536\\s+20\\s+([0-9.]+)\\s+([0-9.]+)"))) {
+      ADD_FAILURE() << client.out;
+      return 0;
+    }
+    return std::stod(m[2]);  // BW average, MB/s of wall time
+  };
+  double idle = measure("configs/topologies/testbed.topo");
+  double loaded = measure("configs/scenarios/verbs-under-load.yaml");
+  // 4x DDR carries 16 Gbit/s of data: 2000 MB/s of virtual time, 2 MB/s of wall time here; the
+  // message headers and ACK round trips take a little of it.
+  EXPECT_GT(idle, 1.6);
+  EXPECT_LT(idle, 2.05);
+  EXPECT_GT(loaded / idle, 0.40) << "idle " << idle << " MB/s, loaded " << loaded << " MB/s";
+  EXPECT_LT(loaded / idle, 0.60) << "idle " << idle << " MB/s, loaded " << loaded << " MB/s";
+}
+
 // Must-show 4, the link case: ib_write_bw streaming from H3 to H1 when H3's cable is pulled
 // (`ibemu link`). The requester's ACK timeouts run out (perftest's timeout 14, 7 retries: about
 // half a second of virtual time) and the job ends with "Failed status 12" (retry exceeded) on the
