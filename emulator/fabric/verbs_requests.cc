@@ -136,6 +136,9 @@ void UmadService::HandleVerbs(const std::string& routing_id, uint64_t request,
       r->set_status(h.DestroyVerbsQp(v.session(), v.destroy_qp().qpn()));
       if (r->status() == 0) --sess.qps;
       break;
+    case umad::VerbsRequest::kReadClock:
+      r->set_clock_ns(static_cast<uint64_t>(at / 1000));
+      break;
     case umad::VerbsRequest::kClose:
       CloseSession(v.session());
       break;

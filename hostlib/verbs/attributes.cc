@@ -95,6 +95,9 @@ void FillDeviceAttrEx(const umad::CaAttributes& ca, ibv_device_attr_ex* attr, si
   std::memset(&a, 0, sizeof a);
   FillDeviceAttr(ca, &a.orig_attr);
   a.device_cap_flags_ex = kDeviceCapFlags;
+  // Completion timestamps are the HCA's clock: virtual time in ns, a 1 GHz clock.
+  a.completion_timestamp_mask = ~uint64_t{0};
+  a.hca_core_clock = 1000000;  // kHz
   a.phys_port_cnt_ex = ca.num_ports();
   size = std::min(size, sizeof a);
   std::memcpy(attr, &a, size);

@@ -11,6 +11,7 @@
 #include <new>
 
 #include "hostlib/verbs/device.h"
+#include "hostlib/verbs/hca.h"
 #include "hostlib/verbs/resources.h"
 
 #define IBEMU_EXPORT extern "C" __attribute__((visibility("default")))
@@ -29,7 +30,7 @@ CompChannel* ToChannel(ibv_comp_channel* ch) {
 
 }  // namespace
 
-void Cq::Add(const ibv_wc& wc, bool solicited) {
+void Cq::Add(const ibv_wc& wc, bool solicited, uint64_t timestamp_ns) {
   bool raise = false;
   {
     std::lock_guard lock(mu);
@@ -38,6 +39,7 @@ void Cq::Add(const ibv_wc& wc, bool solicited) {
       return;
     }
     cqes.push_back(wc);
+    timestamps.push_back(timestamp_ns);
     if (armed && (!solicited_only || solicited || wc.status != IBV_WC_SUCCESS)) {
       armed = false;
       raise = cq.channel != nullptr;
@@ -63,8 +65,123 @@ int PollCq(ibv_cq* ibcq, int num_entries, ibv_wc* wc) {
   while (n < num_entries && !cq->cqes.empty()) {
     wc[n++] = cq->cqes.front();
     cq->cqes.pop_front();
+    cq->timestamps.pop_front();
   }
   return n;
+}
+
+namespace {
+
+// The extended poll (ibv_start_poll/ibv_next_poll/ibv_end_poll): the CQ's lock is held from a
+// successful start to the end, as mlx5 holds it, and the ibv_wc_read_* calls read the current one.
+Cq* OfEx(ibv_cq_ex* cq) {
+  return reinterpret_cast<Cq*>(cq);
+}
+
+int TakeCurrent(Cq* cq) {
+  if (cq->overrun) return EIO;
+  if (cq->cqes.empty()) return ENOENT;
+  cq->current = cq->cqes.front();
+  cq->current_ts = cq->timestamps.front();
+  cq->cqes.pop_front();
+  cq->timestamps.pop_front();
+  cq->cqx.wr_id = cq->current.wr_id;
+  cq->cqx.status = cq->current.status;
+  return 0;
+}
+
+int StartPoll(ibv_cq_ex* cqx, ibv_poll_cq_attr* attr) {
+  if (attr && attr->comp_mask) return EINVAL;
+  Cq* cq = OfEx(cqx);
+  cq->mu.lock();
+  int r = TakeCurrent(cq);
+  if (r) cq->mu.unlock();  // no end_poll follows a failed start
+  return r;
+}
+int NextPoll(ibv_cq_ex* cqx) {
+  return TakeCurrent(OfEx(cqx));
+}
+void EndPoll(ibv_cq_ex* cqx) {
+  OfEx(cqx)->mu.unlock();
+}
+ibv_wc_opcode ReadOpcode(ibv_cq_ex* c) {
+  return OfEx(c)->current.opcode;
+}
+uint32_t ReadVendorErr(ibv_cq_ex* c) {
+  return OfEx(c)->current.vendor_err;
+}
+uint32_t ReadByteLen(ibv_cq_ex* c) {
+  return OfEx(c)->current.byte_len;
+}
+__be32 ReadImm(ibv_cq_ex* c) {
+  return OfEx(c)->current.imm_data;
+}
+uint32_t ReadQpNum(ibv_cq_ex* c) {
+  return OfEx(c)->current.qp_num;
+}
+uint32_t ReadSrcQp(ibv_cq_ex* c) {
+  return OfEx(c)->current.src_qp;
+}
+unsigned int ReadWcFlags(ibv_cq_ex* c) {
+  return OfEx(c)->current.wc_flags;
+}
+uint32_t ReadSlid(ibv_cq_ex* c) {
+  return OfEx(c)->current.slid;
+}
+uint8_t ReadSl(ibv_cq_ex* c) {
+  return OfEx(c)->current.sl;
+}
+uint8_t ReadDlidPathBits(ibv_cq_ex* c) {
+  return OfEx(c)->current.dlid_path_bits;
+}
+// The HCA's clock runs at 1 GHz of virtual time (hca_core_clock 1000000 kHz): ticks are ns.
+uint64_t ReadTs(ibv_cq_ex* c) {
+  return OfEx(c)->current_ts;
+}
+
+constexpr uint64_t kWcFlags = IBV_WC_STANDARD_FLAGS | IBV_WC_EX_WITH_COMPLETION_TIMESTAMP |
+                              IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK;
+
+}  // namespace
+
+ibv_cq_ex* CreateCqEx(ibv_context* ctx, ibv_cq_init_attr_ex* attr) {
+  uint32_t known = IBV_CQ_INIT_ATTR_MASK_FLAGS | IBV_CQ_INIT_ATTR_MASK_PD;
+  if ((attr->wc_flags & ~kWcFlags) || (attr->comp_mask & ~known)) {
+    errno = EOPNOTSUPP;
+    return nullptr;
+  }
+  ibv_cq* ibcq = ibv_create_cq(ctx, static_cast<int>(attr->cqe), attr->cq_context, attr->channel,
+                               static_cast<int>(attr->comp_vector));
+  if (!ibcq) return nullptr;
+  ibv_cq_ex& x = ToCq(ibcq)->cqx;
+  x.start_poll = StartPoll;
+  x.next_poll = NextPoll;
+  x.end_poll = EndPoll;
+  x.read_opcode = ReadOpcode;
+  x.read_vendor_err = ReadVendorErr;
+  x.read_byte_len = ReadByteLen;
+  x.read_imm_data = ReadImm;
+  x.read_qp_num = ReadQpNum;
+  x.read_src_qp = ReadSrcQp;
+  x.read_wc_flags = ReadWcFlags;
+  x.read_slid = ReadSlid;
+  x.read_sl = ReadSl;
+  x.read_dlid_path_bits = ReadDlidPathBits;
+  x.read_completion_ts = ReadTs;
+  x.read_completion_wallclock_ns = ReadTs;
+  return &x;
+}
+
+int QueryRtValues(ibv_context*, ibv_values_ex* values) {
+  if (values->comp_mask & ~IBV_VALUES_MASK_RAW_CLOCK) return EINVAL;
+  if (!(values->comp_mask & IBV_VALUES_MASK_RAW_CLOCK)) return 0;
+  umad::VerbsRequest req;
+  req.mutable_read_clock();
+  umad::VerbsReply rep = Hca::Get().Request(req);
+  if (rep.status()) return rep.status();
+  values->raw_clock.tv_sec = static_cast<time_t>(rep.clock_ns() / 1000000000);
+  values->raw_clock.tv_nsec = static_cast<long>(rep.clock_ns() % 1000000000);
+  return 0;
 }
 
 int ReqNotifyCq(ibv_cq* ibcq, int solicited_only) {

@@ -100,6 +100,8 @@ ibv_context* OpenContext(ibv_device* dev) {
   v.query_port = QueryPort;
   v.query_device_ex = QueryDeviceEx;
   v.create_qp_ex = CreateQpEx;
+  v.create_cq_ex = CreateCqEx;
+  v.query_rt_values = QueryRtValues;
   ibv_context& ctx = v.context;
   ctx.device = dev;
   ctx.abi_compat = __VERBS_ABI_IS_EXTENDED;

@@ -73,7 +73,7 @@ void Complete(Qp* qp, const umad::Completion& c) {
     --srq->outstanding;
   }
   ibv_cq* cq = c.recv() ? qp->qp.recv_cq : qp->qp.send_cq;
-  if (cq) ToCq(cq)->Add(wc, c.solicited());
+  if (cq) ToCq(cq)->Add(wc, c.solicited(), c.timestamp_ns());
 }
 
 bool OpcodeFits(ibv_qp_type type, ibv_wr_opcode op) {

@@ -29,16 +29,24 @@ struct CompChannel {
 };
 
 struct Cq {
-  ibv_cq cq;
+  // ibv_cq_ex begins with the ibv_cq fields: an extended CQ is the same object.
+  union {
+    ibv_cq cq;
+    ibv_cq_ex cqx;
+  };
   std::mutex mu;
   std::deque<ibv_wc> cqes;
+  std::deque<uint64_t> timestamps;  // the HCA's clock (ns of virtual time) at each completion
+  ibv_wc current{};                 // the extended poll's completion (start_poll/next_poll)
+  uint64_t current_ts = 0;
+  Cq() {}
   bool armed = false;
   bool solicited_only = false;
   bool overrun = false;  // more completions than cqe: the CQ is in error (IBV_EVENT_CQ_ERR)
 
   // Called on the library's I/O thread: queues the completion and, when armed for it, raises
   // one event on the channel.
-  void Add(const ibv_wc& wc, bool solicited);
+  void Add(const ibv_wc& wc, bool solicited, uint64_t timestamp_ns);
 };
 
 struct Ah {
@@ -87,8 +95,10 @@ int SrqPostRecv(ibv_srq* srq, ibv_recv_wr* wr, ibv_recv_wr** bad);
 // with bad_wr set.
 int PostRecvList(ibv_recv_wr* wr, ibv_recv_wr** bad_wr, uint32_t max_sge, uint32_t max_wr,
                  uint32_t* outstanding, umad::VerbsRequest req);
-// verbs_context.create_qp_ex (qp_ex.cc).
+// verbs_context.create_qp_ex (qp_ex.cc), create_cq_ex and query_rt_values (cq.cc).
 ibv_qp* CreateQpEx(ibv_context* ctx, ibv_qp_init_attr_ex* attr);
+ibv_cq_ex* CreateCqEx(ibv_context* ctx, ibv_cq_init_attr_ex* attr);
+int QueryRtValues(ibv_context* ctx, ibv_values_ex* values);
 
 Pd* ToPd(ibv_pd* pd);
 Cq* ToCq(ibv_cq* cq);

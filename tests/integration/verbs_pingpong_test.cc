@@ -61,6 +61,8 @@ class VerbsPingpong : public ::testing::Test {
     EXPECT_NE(out.find(" iters in "), std::string::npos) << out;
     EXPECT_EQ(out.find("invalid data"), std::string::npos) << out;
     EXPECT_EQ(out.find("Failed status"), std::string::npos) << out;
+    if (args.find("-t") != std::string::npos)  // the timestamps made sense: cycles between them
+      EXPECT_NE(out.find("Average receive completion clock cycles = "), std::string::npos) << out;
   }
 };
 
@@ -74,6 +76,8 @@ TEST_F(VerbsPingpong, RcAndUcBetweenTwoHostsAfterOpenSmWithTheirDataChecked) {
   Run(f, "ibv_rc_pingpong", "-s 65536 -n 20 -c");
   Run(f, "ibv_rc_pingpong", "-s 3000 -n 100 -e -c");
   Run(f, "ibv_rc_pingpong", "-s 10000 -n 50 -m 2048 -c");
+  // -t: an extended CQ with completion timestamps from the HCA's clock.
+  Run(f, "ibv_rc_pingpong", "-s 4096 -n 50 -t -c");
   Run(f, "ibv_uc_pingpong", "-s 4096 -n 100 -c");
   Run(f, "ibv_uc_pingpong", "-s 20000 -n 20 -e -c");
 }
