@@ -63,6 +63,8 @@ void Clear(PortMgmt& pm, const PortCounters& c, uint32_t select, uint32_t select
     if (select2 & 8) b.rcv_errors = c.rcv_errors;
     if (select2 & 0x20) b.rcv_switch_relay_errors = c.rcv_switch_relay_errors;
     if (select2 & 0x40) b.xmit_discards = c.xmit_discards;
+    if (select2 & 0x80) b.xmit_constraint_errors = c.xmit_constraint_errors;
+    if (select2 & 0x100) b.rcv_constraint_errors = c.rcv_constraint_errors;
     if (select2 & 0x400) b.vl15_dropped = c.vl15_dropped;
     if (select2 & 0x800) b.xmit_wait = c.xmit_wait;
     return;
@@ -74,6 +76,8 @@ void Clear(PortMgmt& pm, const PortCounters& c, uint32_t select, uint32_t select
   if (select & 0x0008) b.rcv_errors = c.rcv_errors;
   if (select & 0x0020) b.rcv_switch_relay_errors = c.rcv_switch_relay_errors;
   if (select & 0x0040) b.xmit_discards = c.xmit_discards;
+  if (select & 0x0080) b.xmit_constraint_errors = c.xmit_constraint_errors;
+  if (select & 0x0100) b.rcv_constraint_errors = c.rcv_constraint_errors;
   if (select & 0x0800) b.vl15_dropped = c.vl15_dropped;
   if (select & 0x1000) b.xmit_data = c.xmit_data;
   if (select & 0x2000) b.rcv_data = c.rcv_data;
@@ -90,6 +94,8 @@ void FillCounters(const PortCounters& c, int sel, uint8_t* data) {
   Set(data, kPortRcvErrors, Saturate(c.rcv_errors, 16));
   Set(data, kPortRcvSwitchRelayErrors, Saturate(c.rcv_switch_relay_errors, 16));
   Set(data, kPortXmitDiscards, Saturate(c.xmit_discards, 16));
+  Set(data, kPortXmitConstraintErrors, Saturate(c.xmit_constraint_errors, 8));
+  Set(data, kPortRcvConstraintErrors, Saturate(c.rcv_constraint_errors, 8));
   Set(data, kVl15Dropped, Saturate(c.vl15_dropped, 16));
   // Data counters are in 4-octet words (IBA 16.1.3.5); all of them stop at all ones.
   Set(data, kPortXmitData, Saturate(c.xmit_data / 4, 32));
@@ -117,6 +123,8 @@ void FillExtended(const PortCounters& c, int sel, uint8_t* data) {
   Set(data, kPortRcvErrors, c.rcv_errors);
   Set(data, kPortRcvSwitchRelayErrors, c.rcv_switch_relay_errors);
   Set(data, kPortXmitDiscards, c.xmit_discards);
+  Set(data, kPortXmitConstraintErrors, c.xmit_constraint_errors);
+  Set(data, kPortRcvConstraintErrors, c.rcv_constraint_errors);
   Set(data, kVl15Dropped, c.vl15_dropped);
   Set(data, kPortXmitWait, c.xmit_wait);
 }

@@ -25,6 +25,8 @@ struct PortCounters {
   uint64_t xmit_discards = 0;            // packets dropped at this output (port down, no route)
   uint64_t rcv_switch_relay_errors = 0;  // arrived here, could not be forwarded
   uint64_t rcv_errors = 0;               // malformed packets
+  // Partition enforcement (IBA 10.9.3): packets whose P_Key the port's table refuses.
+  uint64_t xmit_constraint_errors = 0, rcv_constraint_errors = 0;
   uint64_t vl15_dropped = 0;
   uint64_t xmit_wait = 0;  // ticks with data to send and none sent (link::Device::XmitWait)
   uint64_t link_downed = 0;
@@ -35,15 +37,24 @@ struct PortCounters {
 // Applies fn(a.x, b.x) to every counter x, for arithmetic that treats them all alike.
 template <typename Fn>
 void ForEachCounter(PortCounters& a, const PortCounters& b, Fn fn) {
-  static constexpr uint64_t PortCounters::*kScalars[] = {
-      &PortCounters::xmit_data,           &PortCounters::rcv_data,
-      &PortCounters::xmit_pkts,           &PortCounters::rcv_pkts,
-      &PortCounters::unicast_xmit_pkts,   &PortCounters::unicast_rcv_pkts,
-      &PortCounters::multicast_xmit_pkts, &PortCounters::multicast_rcv_pkts,
-      &PortCounters::xmit_discards,       &PortCounters::rcv_switch_relay_errors,
-      &PortCounters::rcv_errors,          &PortCounters::vl15_dropped,
-      &PortCounters::xmit_wait,           &PortCounters::link_downed,
-      &PortCounters::symbol_errors,       &PortCounters::link_error_recovery};
+  static constexpr uint64_t PortCounters::*kScalars[] = {&PortCounters::xmit_data,
+                                                         &PortCounters::rcv_data,
+                                                         &PortCounters::xmit_pkts,
+                                                         &PortCounters::rcv_pkts,
+                                                         &PortCounters::unicast_xmit_pkts,
+                                                         &PortCounters::unicast_rcv_pkts,
+                                                         &PortCounters::multicast_xmit_pkts,
+                                                         &PortCounters::multicast_rcv_pkts,
+                                                         &PortCounters::xmit_discards,
+                                                         &PortCounters::rcv_switch_relay_errors,
+                                                         &PortCounters::rcv_errors,
+                                                         &PortCounters::vl15_dropped,
+                                                         &PortCounters::xmit_wait,
+                                                         &PortCounters::link_downed,
+                                                         &PortCounters::symbol_errors,
+                                                         &PortCounters::link_error_recovery,
+                                                         &PortCounters::xmit_constraint_errors,
+                                                         &PortCounters::rcv_constraint_errors};
   for (auto m : kScalars) fn(a.*m, b.*m);
   for (int sl = 0; sl < 16; ++sl) {
     fn(a.xmit_data_sl[sl], b.xmit_data_sl[sl]);
@@ -96,6 +107,14 @@ struct PortMgmt {
 
   PortCounters counters;
   PortCounters baseline;  // subtracted when reported; set by a PMA clear
+
+  // Whether a packet's P_Key is in the table: equal low 15 bits and at least one full member
+  // (IBA 10.9.3).
+  bool AcceptsPKey(uint16_t pkey) const {
+    for (uint16_t k : pkeys)
+      if ((k & 0x7FFF) && (k & 0x7FFF) == (pkey & 0x7FFF) && ((k | pkey) & 0x8000)) return true;
+    return false;
+  }
 
   // Whether `dlid` addresses this port: its base LID with the low LMC bits free (IBA 7.11.1).
   bool OwnsLid(uint16_t dlid) const {

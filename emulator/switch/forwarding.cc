@@ -37,6 +37,14 @@ void Switch::OnPacket(int in, Packet* pkt) {
     QueueForAgents(in, pkt);
     return;
   }
+  // Partition enforcement, when the SM turned it on for the port (IBA 10.9.3): a data packet
+  // whose P_Key the port's table refuses is discarded and counted, coming in or going out.
+  if (port_mgmt_[in].partition_enforcement_inbound &&
+      !port_mgmt_[in].AcceptsPKey(pkt->bth().pkey())) {
+    ++port_mgmt_[in].counters.rcv_constraint_errors;
+    Drop(in, pkt);
+    return;
+  }
   int out = dlid < lft_.size() ? lft_[dlid] : kNoRoute;
   // No route, a route to the management port, or back out of the input port: IBA 18.2.4.3.2 has
   // the switch discard such packets. So does a port that may not carry data yet.
@@ -48,6 +56,12 @@ void Switch::OnPacket(int in, Packet* pkt) {
   }
   if (!port_active(out)) {
     ++port_mgmt_[out].counters.xmit_discards;
+    Drop(in, pkt);
+    return;
+  }
+  if (port_mgmt_[out].partition_enforcement_outbound &&
+      !port_mgmt_[out].AcceptsPKey(pkt->bth().pkey())) {
+    ++port_mgmt_[out].counters.xmit_constraint_errors;
     Drop(in, pkt);
     return;
   }

@@ -1,0 +1,80 @@
+// Must-show 5 of the verbs host library, the partition half: OpenSM with a partition of H1 and H3
+// (0x8001) programs the P_Key tables and turns on enforcement at the switch ports of the hosts.
+// Members use the partition (ib_write_bw --pkey_index=1 between H3 and H1); a QP on H4, which is
+// not a member, cannot be brought up with it (its table has no such entry); and packets of the
+// partition sent to H4 are dropped by the switch and counted in S2's PortXmitConstraintErrors,
+// so the sender ends in retry exceeded.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <regex>
+#include <string>
+
+#include "tests/integration/up_fabric.h"
+
+namespace ibemu::testing {
+namespace {
+
+TEST(VerbsPartitions, MembersTalkAForeignPKeyIsRefusedAtTheQpAndDroppedAtTheSwitch) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "sanitizer build: the Debian tools cannot load an instrumented libibverbs";
+#endif
+  if (!HaveTool("ib_write_bw") || !HaveTool("opensm") || !HaveTool("perfquery"))
+    GTEST_SKIP() << "perftest, opensm and infiniband-diags are needed (scripts/install-deps.sh)";
+  UpFabric f(Src("configs/topologies/testbed.topo"), {"--sm", "external"});
+  ASSERT_TRUE(f.ready());
+  std::string parts = f.dir() + "/partitions.conf";
+  std::ofstream(parts) << "Default=0x7fff, ipoib : ALL=full ;\n"
+                       << "part1=0x0001 : 0x0002c90300000301=full, 0x0002c90300000501=full ;\n";
+  SmProcess sm;
+  sm.pid = StartOpenSm(f, "H1:1", 10,
+                       "s|^partition_config_file .*|partition_config_file " + parts + "|");
+  ASSERT_GT(sm.pid, 0) << "OpenSM did not bring the subnet up";
+  CliResult table = f.ExecOnHca("H1", "smpquery -D pkeys 0 1");
+  ASSERT_NE(table.out.find("0xffff 0x8001"), std::string::npos) << table.out;
+
+  int run = 0;
+  auto pair = [&](const std::string& server_hca, const std::string& client_hca,
+                  const std::string& server_args, const std::string& client_args,
+                  std::string* server_out) {
+    std::string port = std::to_string(50000 + getpid() % 10000 + ++run);
+    std::string log = f.dir() + "/server" + std::to_string(run) + ".log";
+    pid_t server =
+        f.SpawnOnHca(server_hca, "stdbuf -oL ib_write_bw -n 5 -p " + port + " " + server_args, log);
+    EXPECT_TRUE(WaitForLine(log, "Waiting for client", 20)) << ReadFile(log);
+    CliResult c = Shell("IBEMU_RUN_DIR=" + f.dir() + " timeout 60 " + IBEMU_BINARY +
+                        " exec --name " + f.name() + " --hca " + client_hca +
+                        " -- ib_write_bw -n 5 -p " + port + " " + client_args + " localhost");
+    waitpid(server, nullptr, 0);
+    *server_out = ReadFile(log);
+    return c;
+  };
+  std::string server_out;
+  // Members of the partition, both QPs on its key.
+  CliResult members = pair("H1", "H3", "--pkey_index=1", "--pkey_index=1", &server_out);
+  EXPECT_EQ(members.status, 0) << members.out << server_out;
+
+  // H4 is not a member: its table has nothing at index 1, so the QP cannot go to Init.
+  CliResult outsider = pair("H4", "H3", "--pkey_index=1", "--pkey_index=1", &server_out);
+  EXPECT_NE(server_out.find("Failed to modify QP to INIT, ret=22"), std::string::npos)
+      << server_out;
+
+  // H1 sends on the partition's key to H4: the switch port to H4 refuses it.
+  CliResult foreign = pair("H4", "H1", "", "--pkey_index=1", &server_out);
+  EXPECT_NE(foreign.status, 0) << foreign.out;
+  EXPECT_NE(foreign.out.find("Failed status 12"), std::string::npos) << foreign.out;
+  // S2's port 1 leads to H4; S2 is reached from H1 through S1's port 4.
+  CliResult lid = f.ExecOnHca("H1", "smpquery -D portinfo 0,1,4 0");
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(lid.out, m, std::regex("\\nLid:\\.*([0-9]+)"))) << lid.out;
+  CliResult counters = f.ExecOnHca("H1", "perfquery " + std::string(m[1]) + " 1");
+  ASSERT_TRUE(
+      std::regex_search(counters.out, m, std::regex("PortXmitConstraintErrors:\\.*([0-9]+)")))
+      << counters.out;
+  EXPECT_GT(std::stoi(m[1]), 0) << counters.out;
+}
+
+}  // namespace
+}  // namespace ibemu::testing
