@@ -80,7 +80,13 @@ void Hca::VlArbChanged(int p) {
 }
 
 void Hca::OnLinkChanged(int p, bool up) {
-  if (up) Arbitrate(p);
+  if (up) {
+    Arbitrate(p);
+    return;
+  }
+  // Work that can no longer leave counts against its retries from now on (verbs_transport.cc).
+  for (uint32_t qi = 0; qi < verbs_qps_.size(); ++qi)
+    if (verbs_qps_[qi] && verbs_qps_[qi]->attr.port == p) VerbsPortDown(qi);
 }
 
 }  // namespace ibemu::hca

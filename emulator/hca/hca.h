@@ -156,6 +156,8 @@ class Hca : public mgmt::ManagedNode, private cc::HcaView {
   void VerbsSendData(int p, int vl, uint32_t qi);
   void VerbsKick(uint32_t qi);
   void VerbsTimer(uint32_t qi, uint64_t generation);
+  // The QP's port went down: queued sends that were never sent start their retry count too.
+  void VerbsPortDown(uint32_t qi);
   void VerbsReceive(int p, Packet* pkt);
   void VerbsRequest(int p, VerbsQp& q, Packet* pkt);
   void VerbsResponse(int p, VerbsQp& q, uint32_t qi, Packet* pkt);

@@ -687,6 +687,7 @@ void Hca::VerbsKick(uint32_t qi) {
   if (q->attr.state != IBV_QPS_RTS || q->sq.empty()) return;
   int p = q->attr.port;
   if (q->rnr_wait_until > now()) return;  // a kick is posted for when the wait ends
+  if (!port_active(p)) VerbsPortDown(qi);
   QueuePair& qp = qps_[qi];
   qp.port = static_cast<uint8_t>(p);
   qp.sl = NextSl(*q);
@@ -710,6 +711,16 @@ void Hca::Rewind(VerbsQp& q, uint32_t qi) {
     q.npsn = q.sq.front().first_psn;
   ++q.timer_generation;
   (void)qi;
+}
+
+void Hca::VerbsPortDown(uint32_t qi) {
+  VerbsQp& q = *verbs_qps_[qi];
+  // A QP with unacknowledged packets has its timer running already; one whose next WRs were
+  // still queued gets one, as if they had gone out into the dead link.
+  if (q.attr.state != IBV_QPS_RTS || !q.inflight.empty() || q.sq.empty() || q.retrying) return;
+  q.retrying = true;
+  SimTime t = AckTimeout(q.attr.timeout);
+  if (t > 0) Post(id(), now() + t, kVerbsTimer, 0, qi, ++q.timer_generation);
 }
 
 void Hca::VerbsTimer(uint32_t qi, uint64_t generation) {

@@ -5,6 +5,7 @@
 #include <infiniband/verbs.h>
 
 #include <condition_variable>
+#include <cstring>
 #include <deque>
 #include <mutex>
 #include <string>
@@ -39,7 +40,9 @@ struct Cq {
   std::deque<uint64_t> timestamps;  // the HCA's clock (ns of virtual time) at each completion
   ibv_wc current{};                 // the extended poll's completion (start_poll/next_poll)
   uint64_t current_ts = 0;
-  Cq() {}
+  // The public part starts zeroed, as rdma-core's calloc'ed objects do: fields a provider does
+  // not use (read_cvlan, the event counts) are 0 or NULL, never garbage.
+  Cq() { std::memset(&cqx, 0, sizeof cqx); }
   bool armed = false;
   bool solicited_only = false;
   bool overrun = false;  // more completions than cqe: the CQ is in error (IBV_EVENT_CQ_ERR)
@@ -81,7 +84,7 @@ struct Qp {
   std::deque<std::vector<ibv_sge>> batch_sges;
   std::deque<std::string> batch_inline;
   int batch_error = 0;
-  Qp() {}
+  Qp() { std::memset(&qpx, 0, sizeof qpx); }
 };
 
 // The data-path ops of ibv_context.ops (cq.cc, qp.cc).
