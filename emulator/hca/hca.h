@@ -193,7 +193,7 @@ class Hca : public mgmt::ManagedNode, private cc::HcaView {
   void VerbsUdReceive(int p, VerbsQp& q, Packet* pkt);
   // The SL (and so the VL ring) the QP's next packet goes on: the WR's for UD.
   uint8_t NextSl(const VerbsQp& q) const;
-  void Rewind(VerbsQp& q, uint32_t qi);
+  void Rewind(VerbsQp& q);
   void Deliver(int p, Packet* pkt);
   void OnManagementPacket(int p, Packet* pkt) override;
   void OnClientMad(int p, Packet* pkt) override;

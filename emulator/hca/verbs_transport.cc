@@ -698,19 +698,21 @@ void Hca::VerbsKick(uint32_t qi) {
   Arbitrate(p);
 }
 
-void Hca::Rewind(VerbsQp& q, uint32_t qi) {
-  // Go back N: everything unacknowledged is sent again, with its PSNs.
+void Hca::Rewind(VerbsQp& q) {
+  // Go back N (IBA 9.7.4.1.5): every packet from the oldest unacknowledged one on is sent again
+  // with its PSN, so the message being segmented starts over too.
+  if (!q.sq.empty() && q.sq.front().sent > 0) {
+    q.sq.front().sent = q.sq.front().received = 0;
+    q.npsn = q.sq.front().first_psn;
+  }
   while (!q.inflight.empty()) {
     SendWqe w = std::move(q.inflight.back());
     q.inflight.pop_back();
     w.sent = w.received = 0;
+    q.npsn = w.first_psn;
     q.sq.push_front(std::move(w));
   }
-  if (!q.sq.empty() && q.sq.front().sent == 0 && q.sq.front().first_psn != q.npsn &&
-      PsnDiff(q.npsn, q.sq.front().first_psn) > 0)
-    q.npsn = q.sq.front().first_psn;
   ++q.timer_generation;
-  (void)qi;
 }
 
 void Hca::VerbsPortDown(uint32_t qi) {
@@ -738,7 +740,7 @@ void Hca::VerbsTimer(uint32_t qi, uint64_t generation) {
     return;
   }
   --q->retries_left;
-  Rewind(*q, qi);
+  Rewind(*q);
   q->retrying = true;
   VerbsKick(qi);
   if (q->inflight.empty()) {  // nothing went out: the timer runs on for the next retry
@@ -1097,14 +1099,14 @@ void Hca::VerbsResponse(int p, VerbsQp& q, uint32_t qi, Packet* pkt) {
       --q.rnr_retries_left;
     }
     q.rnr_wait_until = now() + RnrDelay(syndrome & wire::aeth::kValueMask);
-    Rewind(q, qi);
+    Rewind(q);
     Post(id(), q.rnr_wait_until, kVerbsKick, 0, qi);
     return;
   } else if (kind == wire::aeth::kNak) {
     uint8_t code = syndrome & wire::aeth::kValueMask;
     ack_before(psn, false);
     if (code == wire::aeth::kPsnSequenceError) {
-      Rewind(q, qi);
+      Rewind(q);
       VerbsKick(qi);
       return;
     }

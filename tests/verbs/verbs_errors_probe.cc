@@ -294,6 +294,26 @@ TEST_F(VerbsErrors, NoReceiveAtThePeerEndsInRnrRetryExceeded) {
   EXPECT_EQ(got[1].status, IBV_WC_RNR_RETRY_EXC_ERR);
 }
 
+// Go back N across messages: the first of two multi-packet SENDs is NAKed (RNR) while the
+// second is already partly on the wire; both must be sent again from the NAKed PSN and arrive
+// whole once receives are posted.
+TEST_F(VerbsErrors, SendsNakedForRnrAreSentAgainWholeOnceReceivesArePosted) {
+  ibv_qp *a, *b;
+  Pair(&a, &b, 0, /*retry=*/3, /*rnr_retry=*/7);  // 7: retry for ever
+  for (size_t i = 0; i < 16384; ++i) buf_[i] = static_cast<uint8_t>(i * 7 + 1);
+  ASSERT_EQ(Send(a, 1, IBV_WR_SEND, At(0), 8192, mr_->lkey), 0);  // 8 packets each
+  ASSERT_EQ(Send(a, 2, IBV_WR_SEND, At(8192), 8192, mr_->lkey), 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  ASSERT_EQ(Recv(b, 3, At(32768), 8192), 0);
+  ASSERT_EQ(Recv(b, 4, At(40960), 8192), 0);
+  auto got = Poll(4);
+  ASSERT_EQ(got.size(), 4u);
+  for (uint64_t id : {1, 2, 3, 4}) EXPECT_EQ(got[id].status, IBV_WC_SUCCESS) << id;
+  EXPECT_EQ(got[3].byte_len, 8192u);
+  EXPECT_EQ(got[4].byte_len, 8192u);
+  EXPECT_EQ(std::memcmp(buf_.data(), buf_.data() + 32768, 16384), 0);
+}
+
 TEST_F(VerbsErrors, ADestroyedPeerEndsInRetryExceeded) {
   ibv_qp *a, *b;
   Pair(&a, &b, 0, /*retry=*/2, /*rnr_retry=*/1);
