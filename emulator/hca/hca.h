@@ -170,7 +170,11 @@ class Hca : public mgmt::ManagedNode, private cc::HcaView {
                       uint16_t dlid, uint8_t sl, uint32_t dest_qp);
   void VerbsFinishPacket(Packet* pkt, std::vector<uint8_t> payload);
   const MemoryRegion* FindMr(uint32_t key, bool remote) const;
-  static bool InRegion(const MemoryRegion* mr, uint64_t addr, uint64_t n);
+  // The region `key` names if the QP may use it for `access` at [addr, addr + n) (the range
+  // unchecked when `bounds` is false): same session and PD, the region's access flags, and for a
+  // remote key the QP's own. Null otherwise.
+  const MemoryRegion* Region(const VerbsQp& q, uint32_t key, bool remote, uint32_t access,
+                             uint64_t addr, uint64_t n, bool bounds = true) const;
   // Reads or writes [addr, addr + n) through key, checking the region, its PD and its access.
   bool VerbsDma(const VerbsQp& q, uint32_t key, bool remote, uint32_t access, uint64_t addr,
                 void* buf, size_t n, bool write);
@@ -183,7 +187,10 @@ class Hca : public mgmt::ManagedNode, private cc::HcaView {
                     const Packet* pkt);
   // The QP goes to Error: what is queued completes with IBV_WC_WR_FLUSH_ERR.
   void VerbsError(VerbsQp& q, uint32_t qi);
+  // The ACK timer while WRs are unacknowledged (else the running one is made void), and a new
+  // one unconditionally.
   void ArmAckTimer(VerbsQp& q, uint32_t qi);
+  void StartAckTimer(VerbsQp& q, uint32_t qi);
   VerbsSrq* SrqOf(uint32_t srqn);
   // The next receive WR of the QP (from its SRQ if it has one); false when there is none.
   bool TakeRecv(VerbsQp& q, RecvWqe* out);

@@ -85,6 +85,10 @@ int NakStatus(uint8_t code) {
   }
 }
 
+bool InRegion(const MemoryRegion* mr, uint64_t addr, uint64_t n) {
+  return mr && addr >= mr->addr && addr + n >= addr && addr + n <= mr->addr + mr->length;
+}
+
 uint8_t* Ext(Packet* pkt) {
   return pkt->hdr.data() + wire::kLrhBytes + wire::kBthBytes;
 }
@@ -261,10 +265,6 @@ void Hca::PostVerbsRecv(uint32_t session, uint32_t qpn, std::vector<RecvWqe> wqe
   if (q->attr.state == IBV_QPS_ERR) Post(id(), std::max(at, now()), kVerbsKick, 0, qi);
 }
 
-bool Hca::InRegion(const MemoryRegion* mr, uint64_t addr, uint64_t n) {
-  return mr && addr >= mr->addr && addr + n >= addr && addr + n <= mr->addr + mr->length;
-}
-
 VerbsSrq* Hca::SrqOf(uint32_t srqn) {
   if (srqn < kSrqBase || srqn - kSrqBase >= srqs_.size()) return nullptr;
   return srqs_[srqn - kSrqBase].get();
@@ -352,13 +352,22 @@ const MemoryRegion* Hca::FindMr(uint32_t key, bool remote) const {
   return nullptr;
 }
 
+const MemoryRegion* Hca::Region(const VerbsQp& q, uint32_t key, bool remote, uint32_t access,
+                                uint64_t addr, uint64_t n, bool bounds) const {
+  const MemoryRegion* mr = FindMr(key, remote);
+  if (!mr || mr->pd != q.pd || mr->session != q.session || (mr->access & access) != access)
+    return nullptr;
+  // A remote operation needs the responder QP's permission as well as the region's.
+  if (remote && (q.attr.access & access) != access) return nullptr;
+  return !bounds || InRegion(mr, addr, n) ? mr : nullptr;
+}
+
 bool Hca::VerbsDma(const VerbsQp& q, uint32_t key, bool remote, uint32_t access, uint64_t addr,
                    void* buf, size_t n, bool write) {
-  const MemoryRegion* mr = FindMr(key, remote);
-  if (!mr || mr->pd != q.pd || mr->session != q.session) return false;
-  if ((mr->access & access) != access) return false;
+  // Moving nothing touches no memory: only the key and the permissions are checked.
+  const MemoryRegion* mr = Region(q, key, remote, access, addr, n, n > 0);
+  if (!mr) return false;
   if (n == 0) return true;
-  if (!InRegion(mr, addr, n)) return false;
   return write ? HostWrite(mr->pid, addr, buf, n) : HostRead(mr->pid, addr, buf, n);
 }
 
@@ -667,9 +676,16 @@ void Hca::VerbsUdReceive(int p, VerbsQp& q, Packet* pkt) {
 }
 
 void Hca::ArmAckTimer(VerbsQp& q, uint32_t qi) {
-  ++q.timer_generation;
+  if (q.inflight.empty())
+    ++q.timer_generation;  // nothing to wait for: the running timer is void
+  else
+    StartAckTimer(q, qi);
+}
+
+void Hca::StartAckTimer(VerbsQp& q, uint32_t qi) {
   SimTime t = AckTimeout(q.attr.timeout);
-  if (t > 0 && !q.inflight.empty()) Post(id(), now() + t, kVerbsTimer, 0, qi, q.timer_generation);
+  ++q.timer_generation;
+  if (t > 0) Post(id(), now() + t, kVerbsTimer, 0, qi, q.timer_generation);
 }
 
 void Hca::VerbsKick(uint32_t qi) {
@@ -721,8 +737,7 @@ void Hca::VerbsPortDown(uint32_t qi) {
   // still queued gets one, as if they had gone out into the dead link.
   if (q.attr.state != IBV_QPS_RTS || !q.inflight.empty() || q.sq.empty() || q.retrying) return;
   q.retrying = true;
-  SimTime t = AckTimeout(q.attr.timeout);
-  if (t > 0) Post(id(), now() + t, kVerbsTimer, 0, qi, ++q.timer_generation);
+  StartAckTimer(q, qi);
 }
 
 void Hca::VerbsTimer(uint32_t qi, uint64_t generation) {
@@ -743,10 +758,7 @@ void Hca::VerbsTimer(uint32_t qi, uint64_t generation) {
   Rewind(*q);
   q->retrying = true;
   VerbsKick(qi);
-  if (q->inflight.empty()) {  // nothing went out: the timer runs on for the next retry
-    SimTime t = AckTimeout(q->attr.timeout);
-    if (t > 0) Post(id(), now() + t, kVerbsTimer, 0, qi, ++q->timer_generation);
-  }
+  if (q->inflight.empty()) StartAckTimer(*q, qi);  // nothing went out: the timer runs on
 }
 
 // ---- Receive side: requests at the responder, responses at the requester ----
@@ -920,10 +932,7 @@ void Hca::VerbsRequest(int p, VerbsQp& q, Packet* pkt) {
   } else if (is_write) {
     if (starts) {
       wire::Reth r{e};
-      const MemoryRegion* mr = FindMr(r.rkey(), true);
-      if (!(q.attr.access & IBV_ACCESS_REMOTE_WRITE) || !mr || mr->pd != q.pd ||
-          !(mr->access & IBV_ACCESS_REMOTE_WRITE) || r.va() < mr->addr ||
-          r.va() + r.dma_length() > mr->addr + mr->length) {
+      if (!Region(q, r.rkey(), true, IBV_ACCESS_REMOTE_WRITE, r.va(), r.dma_length())) {
         if (info.immdt) ReturnRecv(q);  // the WQE taken for the immediate goes back
         nak(wire::aeth::kRemoteAccessError);
         return;
@@ -953,10 +962,7 @@ void Hca::VerbsRequest(int p, VerbsQp& q, Packet* pkt) {
     uint32_t total = r.dma_length();
     // The whole range is checked before any response goes out; each packet's bytes are read
     // when it is built.
-    uint8_t probe;
-    if (!(q.attr.access & IBV_ACCESS_REMOTE_READ) ||
-        !VerbsDma(q, r.rkey(), true, IBV_ACCESS_REMOTE_READ, r.va(), &probe, 0, false) ||
-        !InRegion(FindMr(r.rkey(), true), r.va(), total)) {
+    if (!Region(q, r.rkey(), true, IBV_ACCESS_REMOTE_READ, r.va(), total)) {
       nak(wire::aeth::kRemoteAccessError);
       return;
     }
@@ -992,8 +998,7 @@ void Hca::VerbsRequest(int p, VerbsQp& q, Packet* pkt) {
       nak(wire::aeth::kInvalidRequest);
       return;
     }
-    if (!(q.attr.access & IBV_ACCESS_REMOTE_ATOMIC) ||
-        !VerbsDma(q, a.rkey(), true, IBV_ACCESS_REMOTE_ATOMIC, a.va(), &orig, 8, false)) {
+    if (!VerbsDma(q, a.rkey(), true, IBV_ACCESS_REMOTE_ATOMIC, a.va(), &orig, 8, false)) {
       nak(wire::aeth::kRemoteAccessError);
       return;
     }
