@@ -16,6 +16,27 @@ FabricAddress FabricAddress::FromEnv() {
   return a;
 }
 
+PortRef ParsePortRef(const std::string& s) {
+  PortRef r;
+  auto colon = s.rfind(':');
+  char* end = nullptr;
+  long port = colon == std::string::npos ? 0 : std::strtol(s.c_str() + colon + 1, &end, 10);
+  if (colon != std::string::npos && end && *end == '\0' && port >= 0 && port < 256) {
+    r.node = s.substr(0, colon);
+    r.port = static_cast<int>(port);
+    r.port_given = true;
+  } else {
+    r.node = s;
+  }
+  return r;
+}
+
+const umad::PortAttributes* FindPort(const umad::CaAttributes& ca, int port_num) {
+  for (const auto& p : ca.ports())
+    if (static_cast<int>(p.port()) == port_num) return &p;
+  return nullptr;
+}
+
 std::string FabricAddress::SocketPath() const {
   return transport::FilesOf(run_dir.path, fabric).umad;
 }

@@ -28,6 +28,18 @@ struct FabricAddress {
   std::string NameOption() const;
 };
 
+// IBEMU_UMAD_PORT: "<node>:<port>" with a port number 0..255, or "<node>" alone (the node's best
+// port). Node names may themselves contain ':' only before the last one.
+struct PortRef {
+  std::string node;
+  int port = 0;
+  bool port_given = false;
+};
+PortRef ParsePortRef(const std::string& s);
+
+// Port `port_num` of a node's description, or null.
+const umad::PortAttributes* FindPort(const umad::CaAttributes& ca, int port_num);
+
 // The description of topology node `node`, fresh from the fabric, or nothing with `why` saying
 // what is wrong and what to run instead. `start_link` connects `link` (called only when the
 // fabric's socket exists); `variable` names the setting that chose the node, for messages.

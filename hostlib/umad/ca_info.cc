@@ -27,27 +27,12 @@ Config Config::FromEnv() {
   Config c;
   static_cast<hostclient::FabricAddress&>(c) = hostclient::FabricAddress::FromEnv();
   if (const char* v = std::getenv("IBEMU_UMAD_PORT"); v && *v) {
-    // Node names may themselves contain ':' only before the last one.
-    std::string s = v;
-    auto colon = s.rfind(':');
-    char* end = nullptr;
-    long port = colon == std::string::npos ? 0 : std::strtol(s.c_str() + colon + 1, &end, 10);
-    if (colon != std::string::npos && end && *end == '\0' && port >= 0 && port < 256) {
-      c.node = s.substr(0, colon);
-      c.port = static_cast<int>(port);
-      c.port_given = true;
-    } else {
-      c.node = s;
-      c.port = 0;
-    }
+    hostclient::PortRef r = hostclient::ParsePortRef(v);
+    c.node = r.node;
+    c.port = r.port;
+    c.port_given = r.port_given;
   }
   return c;
-}
-
-const PortAttributes* FindPort(const CaAttributes& ca, int portnum) {
-  for (const auto& p : ca.ports())
-    if (static_cast<int>(p.port()) == portnum) return &p;
-  return nullptr;
 }
 
 int ResolvePort(const CaAttributes& ca, int wanted, const Config& cfg) {

@@ -29,7 +29,7 @@ struct Config : hostclient::FabricAddress {
 // port, the first port that is not Disabled. Returns -1 when the node has no usable port.
 int ResolvePort(const CaAttributes& ca, int wanted, const Config& cfg);
 
-const PortAttributes* FindPort(const CaAttributes& ca, int portnum);
+using hostclient::FindPort;
 
 // The CA name the application sees.
 std::string CaName(const CaAttributes& ca);

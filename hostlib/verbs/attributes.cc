@@ -47,12 +47,6 @@ uint8_t ActiveSpeed(const umad::PortAttributes& p) {
 
 }  // namespace
 
-const umad::PortAttributes* FindPort(const umad::CaAttributes& ca, int port_num) {
-  for (const auto& p : ca.ports())
-    if (static_cast<int>(p.port()) == port_num) return &p;
-  return nullptr;
-}
-
 void FillDeviceAttr(const umad::CaAttributes& ca, ibv_device_attr* a) {
   std::memset(a, 0, sizeof *a);
   std::strncpy(a->fw_ver, ca.fw_ver().c_str(), sizeof a->fw_ver - 1);

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 
+#include "hostlib/client/fabric_address.h"
 #include "umad.pb.h"
 
 namespace ibemu::verbs {
@@ -23,6 +24,6 @@ void FillPortAttr(const umad::PortAttributes& p, ibv_port_attr* attr, size_t siz
 bool PortGid(const umad::PortAttributes& p, int index, ibv_gid* gid);
 int GidTableLength(const umad::PortAttributes& p);
 
-const umad::PortAttributes* FindPort(const umad::CaAttributes& ca, int port_num);
+using hostclient::FindPort;
 
 }  // namespace ibemu::verbs

@@ -23,12 +23,7 @@ Hca::Hca() : where_(hostclient::FabricAddress::FromEnv()) {
     node_ = v;
     variable_ = "IBEMU_VERBS_HCA";
   } else if (const char* u = std::getenv("IBEMU_UMAD_PORT"); u && *u) {
-    // <node>:<port> or <node>; node names may contain ':' only before the last one.
-    std::string s = u;
-    auto colon = s.rfind(':');
-    bool has_port = colon != std::string::npos && colon + 1 < s.size() &&
-                    s.find_first_not_of("0123456789", colon + 1) == std::string::npos;
-    node_ = has_port ? s.substr(0, colon) : s;
+    node_ = hostclient::ParsePortRef(u).node;
     variable_ = "IBEMU_UMAD_PORT";
   }
 }

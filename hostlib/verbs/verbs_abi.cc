@@ -32,6 +32,18 @@ const ibemu::umad::PortAttributes* PortOf(const ibemu::umad::CaAttributes& ca, i
   return ibemu::verbs::FindPort(ca, port_num);
 }
 
+// GID entry `index` of the port; false when it is outside the table or empty.
+bool GidEntry(const ibemu::umad::PortAttributes& p, int index, ibv_gid_entry* e) {
+  std::memset(e, 0, sizeof *e);
+  static const ibv_gid kZero{};
+  if (!ibemu::verbs::PortGid(p, index, &e->gid) || std::memcmp(&e->gid, &kZero, sizeof kZero) == 0)
+    return false;
+  e->gid_index = static_cast<uint32_t>(index);
+  e->port_num = p.port();
+  e->gid_type = IBV_GID_TYPE_IB;
+  return true;
+}
+
 }  // namespace
 
 #define IBEMU_EXPORT extern "C" __attribute__((visibility("default")))
@@ -110,14 +122,9 @@ IBEMU_EXPORT int _ibv_query_gid_ex(ibv_context*, uint32_t port_num, uint32_t gid
   const auto* p = PortOf(*ca, static_cast<int>(port_num));
   if (!p) return EINVAL;
   ibv_gid_entry e;
-  std::memset(&e, 0, sizeof e);
-  if (!ibemu::verbs::PortGid(*p, static_cast<int>(gid_index), &e.gid)) return EINVAL;
+  if (gid_index >= static_cast<uint32_t>(ibemu::verbs::GidTableLength(*p))) return EINVAL;
   // An empty entry is ENODATA, as the kernel answers for an unused GID slot.
-  static const ibv_gid kZero{};
-  if (std::memcmp(&e.gid, &kZero, sizeof kZero) == 0) return ENODATA;
-  e.gid_index = gid_index;
-  e.port_num = port_num;
-  e.gid_type = IBV_GID_TYPE_IB;
+  if (!GidEntry(*p, static_cast<int>(gid_index), &e)) return ENODATA;
   std::memcpy(entry, &e, sizeof e);
   return 0;
 }
@@ -135,14 +142,8 @@ IBEMU_EXPORT ssize_t _ibv_query_gid_table(ibv_context*, ibv_gid_entry* entries, 
   for (const auto& p : ca->ports()) {
     for (int i = 0; i < ibemu::verbs::GidTableLength(p); ++i) {
       ibv_gid_entry e;
-      std::memset(&e, 0, sizeof e);
-      ibemu::verbs::PortGid(p, i, &e.gid);
-      static const ibv_gid kZero{};
-      if (std::memcmp(&e.gid, &kZero, sizeof kZero) == 0) continue;
+      if (!GidEntry(p, i, &e)) continue;
       if (n == max_entries) return -EINVAL;  // the table does not fit
-      e.gid_index = static_cast<uint32_t>(i);
-      e.port_num = p.port();
-      e.gid_type = IBV_GID_TYPE_IB;
       std::memcpy(out + n * entry_size, &e, sizeof e);
       ++n;
     }
