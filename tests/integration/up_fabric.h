@@ -62,9 +62,9 @@ class UpFabric {
                  " --port " + port + " -- " + cmd);
   }
   // Runs a program on CA `hca` (`ibemu exec --hca`: verbs and umad); stdout and stderr together.
-  CliResult ExecOnHca(const std::string& hca, const std::string& cmd) const {
-    return Shell("IBEMU_RUN_DIR=" + dir_ + " timeout 60 " + IBEMU_BINARY + " exec --name " + name_ +
-                 " --hca " + hca + " -- " + cmd);
+  CliResult ExecOnHca(const std::string& hca, const std::string& cmd, int timeout_s = 60) const {
+    return Shell("IBEMU_RUN_DIR=" + dir_ + " timeout " + std::to_string(timeout_s) + " " +
+                 IBEMU_BINARY + " exec --name " + name_ + " --hca " + hca + " -- " + cmd);
   }
   // The virtual seconds the fabric has reached (`ibemu status`), or -1.
   double VirtualTime() const {

@@ -44,9 +44,8 @@ TEST(VerbsPartitions, MembersTalkAForeignPKeyIsRefusedAtTheQpAndDroppedAtTheSwit
     pid_t server =
         f.SpawnOnHca(server_hca, "stdbuf -oL ib_write_bw -n 5 -p " + port + " " + server_args, log);
     EXPECT_TRUE(WaitForLine(log, "Waiting for client", 20)) << ReadFile(log);
-    CliResult c = Shell("IBEMU_RUN_DIR=" + f.dir() + " timeout 60 " + IBEMU_BINARY +
-                        " exec --name " + f.name() + " --hca " + client_hca +
-                        " -- ib_write_bw -n 5 -p " + port + " " + client_args + " localhost");
+    CliResult c =
+        f.ExecOnHca(client_hca, "ib_write_bw -n 5 -p " + port + " " + client_args + " localhost");
     waitpid(server, nullptr, 0);
     *server_out = ReadFile(log);
     return c;

@@ -43,9 +43,7 @@ TEST_F(VerbsPerftest, EveryBandwidthAndLatencyTestCompletesAndReports) {
     std::string log = f.dir() + "/" + prog + ".server.log";
     pid_t server = f.SpawnOnHca("H1", "stdbuf -oL " + prog + args, log);
     ASSERT_TRUE(WaitForLine(log, "Waiting for client", 20)) << ReadFile(log);
-    CliResult client =
-        Shell("IBEMU_RUN_DIR=" + f.dir() + " timeout 120 " + IBEMU_BINARY + " exec --name " +
-              f.name() + " --hca H3 -- " + prog + args + " localhost");
+    CliResult client = f.ExecOnHca("H3", prog + args + " localhost", 120);
     int st = 0;
     waitpid(server, &st, 0);
     std::string out = ReadFile(log);
@@ -77,9 +75,7 @@ TEST_F(VerbsPerftest, IbWriteBwUnderSyntheticLoadGetsHalfTheLink) {
     std::string log = f.dir() + "/server.log";
     pid_t server = f.SpawnOnHca("H1", "stdbuf -oL ib_write_bw" + args, log);
     EXPECT_TRUE(WaitForLine(log, "Waiting for client", 20)) << ReadFile(log);
-    CliResult client =
-        Shell("IBEMU_RUN_DIR=" + f.dir() + " timeout 120 " + IBEMU_BINARY + " exec --name " +
-              f.name() + " --hca H3 -- ib_write_bw" + args + " localhost");
+    CliResult client = f.ExecOnHca("H3", "ib_write_bw" + args + " localhost", 120);
     waitpid(server, nullptr, 0);
     EXPECT_EQ(client.status, 0) << client.out;
     std::smatch m;

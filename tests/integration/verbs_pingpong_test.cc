@@ -43,14 +43,12 @@ class VerbsPingpong : public ::testing::Test {
     // Line-buffered, so the server's first line shows it is about to listen.
     pid_t server = f.SpawnOnHca("H1", "stdbuf -oL " + prog + " " + args + " -p " + port, log);
     ASSERT_TRUE(WaitForLine(log, "local address", 20)) << ReadFile(log);
-    CliResult client =
-        Shell("IBEMU_RUN_DIR=" + f.dir() + " timeout 60 " + IBEMU_BINARY + " exec --name " +
-              f.name() + " --hca H3 -- " + prog + " " + args + " -p " + port + " localhost");
+    std::string client_cmd = prog + " " + args + " -p " + port + " localhost";
+    CliResult client = f.ExecOnHca("H3", client_cmd);
     // The client may try before the server listens: once more, a moment later.
     if (client.out.find("Couldn't connect") != std::string::npos) {
       std::this_thread::sleep_for(std::chrono::milliseconds(300));
-      client = Shell("IBEMU_RUN_DIR=" + f.dir() + " timeout 60 " + IBEMU_BINARY + " exec --name " +
-                     f.name() + " --hca H3 -- " + prog + " " + args + " -p " + port + " localhost");
+      client = f.ExecOnHca("H3", client_cmd);
     }
     int st = 0;
     waitpid(server, &st, 0);

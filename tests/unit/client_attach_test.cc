@@ -9,10 +9,8 @@
 #include <zmq.hpp>
 
 #include "common/mad/smp_attributes.h"
-#include "common/topology/generators.h"
-#include "emulator/engine/partition.h"
-#include "emulator/fabric/fabric.h"
 #include "emulator/fabric/umad_service.h"
+#include "tests/fuzz/fuzz_fabric.h"
 #include "umad.pb.h"
 
 namespace ibemu {
@@ -21,16 +19,9 @@ namespace {
 class ClientAttach : public ::testing::Test {
  protected:
   void SetUp() override {
-    s_.topo = topology::TestBed({link::Width::k4x, link::Speed::kDDR},
-                                {link::Width::k4x, link::Speed::kQDR});
-    s_.subnet_manager = "external";
-    f_ = fabric::BuildFabric(s_);
-    part_ = std::make_unique<engine::Partition>(f_->devices.size());
-    for (auto& d : f_->devices) part_->Add(d.get());
-    service_ =
-        std::make_unique<fabric::UmadService>(ctx_, "inproc://client-attach", *f_, s_, *part_);
-    part_->StartAll();
-    part_->RunUntil(10 * link::kPsPerUs);
+    service_ = std::make_unique<fabric::UmadService>(ctx_, "inproc://client-attach", *w_.f, w_.s,
+                                                     *w_.part);
+    w_.Start();
     client_.set(zmq::sockopt::routing_id, "client");
     client_.set(zmq::sockopt::linger, 0);
     client_.connect("inproc://client-attach");
@@ -58,12 +49,10 @@ class ClientAttach : public ::testing::Test {
     return Reply().attached();
   }
   uint32_t CapMask(const std::string& node, int port) {
-    return f_->devices[s_.topo.FindNode(node)]->port_mgmt(port).capability_mask;
+    return w_.f->devices[w_.s.topo.FindNode(node)]->port_mgmt(port).capability_mask;
   }
 
-  scenario::Scenario s_;
-  std::unique_ptr<fabric::Fabric> f_;
-  std::unique_ptr<engine::Partition> part_;
+  fuzzing::FuzzFabric w_;  // the test bed waiting for an external SM, as the fuzzer drives it
   zmq::context_t ctx_;
   std::unique_ptr<fabric::UmadService> service_;
   zmq::socket_t client_{ctx_, zmq::socket_type::dealer};
