@@ -160,7 +160,7 @@ class Hca : public mgmt::ManagedNode, private cc::HcaView {
   void VerbsPortDown(uint32_t qi);
   void VerbsReceive(int p, Packet* pkt);
   void VerbsRequest(int p, VerbsQp& q, Packet* pkt);
-  void VerbsResponse(int p, VerbsQp& q, uint32_t qi, Packet* pkt);
+  void VerbsResponse(VerbsQp& q, uint32_t qi, Packet* pkt);
   void VerbsAck(int p, VerbsQp& q, const Packet& request, uint8_t syndrome, uint32_t psn);
   void VerbsQueueResponse(int p, Packet* pkt, uint16_t dlid);
   bool PKeyAccepted(int p, const VerbsQp& q, uint16_t pkey) const;

@@ -30,9 +30,11 @@ void Hca::OnPacket(int p, Packet* pkt) {
     FreePacket(pkt);
     return;
   }
-  bool verbs_data = pkt->bth().dest_qp() >= kVerbsQpnBase && pkt->payload_len > 0 &&
-                    (op & 0x1F) <= wire::opcode::kWriteOnlyImm;
-  if (cc_hooks_ && (op <= wire::opcode::kRcSendOnly || verbs_data)) {
+  // Data packets: synthetic RC SENDs, and verbs SENDs and WRITEs (the check only with CC on, so
+  // the path without CC pays nothing for it).
+  if (cc_hooks_ && (op <= wire::opcode::kRcSendOnly ||
+                    (pkt->bth().dest_qp() >= kVerbsQpnBase && pkt->payload_len > 0 &&
+                     (op & 0x1F) <= wire::opcode::kWriteOnlyImm))) {
     // H3 at the head's arrival: a CNP goes out at once, ahead of other traffic; BECN on the
     // acknowledgement waits for the ACK.
     cc::Echo echo = cc_hooks_->OnReceive(*this, p, *pkt);

@@ -793,7 +793,7 @@ void Hca::VerbsReceive(int p, Packet* pkt) {
   if (o == op::kAcknowledge || o == op::kAtomicAcknowledge ||
       (o >= op::kReadResponseFirst && o <= op::kReadResponseOnly)) {
     OnResponse(pkt);
-    VerbsResponse(p, *q, qi, pkt);
+    VerbsResponse(*q, qi, pkt);
   } else {
     VerbsRequest(p, *q, pkt);
   }
@@ -1026,8 +1026,7 @@ void Hca::VerbsRequest(int p, VerbsQp& q, Packet* pkt) {
   if (rc && bth.ack_req()) VerbsAck(p, q, *pkt, wire::aeth::Ack(wire::aeth::kCreditsInvalid), psn);
 }
 
-void Hca::VerbsResponse(int p, VerbsQp& q, uint32_t qi, Packet* pkt) {
-  (void)p;
+void Hca::VerbsResponse(VerbsQp& q, uint32_t qi, Packet* pkt) {
   wire::Bth bth = pkt->bth();
   op::Info info = op::Describe(bth.opcode());
   uint32_t psn = bth.psn();
