@@ -63,6 +63,9 @@ class HcaCc {
   virtual void OnControl(HcaView& h, int port, uint32_t a, uint64_t b) {}
   // H7: a side-band broadcast (SideBandView::Broadcast).
   virtual void OnSignal(HcaView& h, uint32_t a, uint64_t b) {}
+  // For results: how hard QP `qp` is throttled now (IB CC: its CCTI), or -1 if the mechanism
+  // keeps no such level.
+  virtual int Throttle(HcaView& h, uint32_t qp) { return -1; }
 };
 
 }  // namespace ibemu::cc

@@ -129,10 +129,13 @@ int Up(scenario::Scenario s, const UpOptions& o) {
   std::string service_ep = transport::IpcEndpoint(files.service, &err);
   std::string umad_ep = service_ep.empty() ? "" : transport::IpcEndpoint(files.umad, &err);
   if (umad_ep.empty()) throw std::runtime_error(err);
-  // Results of a long-lived fabric: one-second bins for the first hour of virtual time (the
-  // fabric runs on after that; the series stop).
-  s.interval = std::max<link::SimTime>(s.interval, link::kPsPerSec);
-  s.duration = 3600 * link::kPsPerSec;
+  // Results of a long-lived fabric: the virtual time of its first hour of wall time at the pace
+  // (an hour of virtual time unpaced or faster than real time), in the scenario's intervals but
+  // at most 3600 of them (the fabric runs on after that; the series stop). So a fabric paced at
+  // 0.001 for a verbs experiment has 1 ms bins, and one at pace 1, one-second bins.
+  double span_s = o.pace > 0 && o.pace < 1 ? 3600 * o.pace : 3600;
+  s.duration = static_cast<link::SimTime>(span_s * 1e12);
+  s.interval = std::max<link::SimTime>(s.interval, s.duration / 3600);
   s.measure_from = 0;
   s.measure_to = s.duration;
   std::string dir = o.results_dir.empty() ? "results/" + o.name + "-up" : o.results_dir;
@@ -289,6 +292,7 @@ int Up(scenario::Scenario s, const UpOptions& o) {
     auto budget = Clock::now() + slice_ms;
     while (part.now() < target && Clock::now() < budget)
       part.RunUntil(std::min(target, part.now() + link::kPsPerUs));
+    umad->FlushCompletions();
     if (o.pace > 0) {
       double behind = wall() - static_cast<double>(part.now()) / 1e12 / o.pace;
       lag = behind > 2.0 * static_cast<double>(o.slice) / 1e12 ? behind : 0;
@@ -310,7 +314,7 @@ int Up(scenario::Scenario s, const UpOptions& o) {
   if (!o.quiet)
     std::fprintf(stderr, "ibemu: fabric '%s' going down (%s) at virtual time %.6f s\n",
                  o.name.c_str(), stop_reason.c_str(), static_cast<double>(end) / 1e12);
-  s.plot = s.plot && !s.flows.empty();
+  s.plot = s.plot && !r.flows.names.empty();  // the scenario's flows and the verbs QPs'
   results::PrintTable(s, r, std::cout);
   results::WriteOutputs(s, r, dir, std::cerr);
   std::cout << "results in " << dir << "/\n";

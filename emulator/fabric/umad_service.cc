@@ -95,6 +95,9 @@ void UmadService::Poll() {
 }
 
 void UmadService::Reply(const std::string& routing_id, const std::string& body) {
+  // What happened before the reply reaches the program first: the flush completions of a QP
+  // moved to Error are there when ibv_modify_qp returns.
+  FlushCompletions();
   try {
     zmq::send_result_t r =
         sock_.send(zmq::buffer(routing_id), zmq::send_flags::sndmore | zmq::send_flags::dontwait);

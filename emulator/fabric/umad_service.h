@@ -47,6 +47,9 @@ class UmadService : public mgmt::MadClient, public hca::VerbsClient {
   // hca::VerbsClient: a completion for the verbs program of `session`.
   void Complete(uint32_t session, const hca::VerbsCompletion& c) override;
   void AsyncEvent(uint32_t session, int type, uint32_t qpn, uint32_t srq) override;
+  // Sends the completions held back since the last call: the service loop calls it after each
+  // run of the engine, so a program gets one message per step instead of one per completion.
+  void FlushCompletions();
   uint64_t mads_in() const { return mads_in_; }
   uint64_t mads_out() const { return mads_out_; }
 
@@ -57,6 +60,8 @@ class UmadService : public mgmt::MadClient, public hca::VerbsClient {
   };
   void Handle(const std::string& routing_id, const std::string& body);
   int FindNode(const std::string& name) const;
+  // The node one of whose ports has `lid` (within its LMC range), or "LID n".
+  std::string NodeOfLid(uint16_t lid) const;
   void Reply(const std::string& routing_id, const std::string& body);
   void Forget(const std::string& routing_id);
   // Verbs programs (verbs_requests.cc): sessions, each a program on one HCA.
@@ -78,6 +83,7 @@ class UmadService : public mgmt::MadClient, public hca::VerbsClient {
   std::string endpoint_;
   std::map<std::pair<engine::LpId, int>, std::vector<Client>> attached_;
   std::map<uint32_t, Session> sessions_;
+  std::map<uint32_t, umad::FromFabric> pending_completions_;  // by session
   uint32_t next_session_ = 1;
   uint64_t seq_ = 0;
   uint64_t mads_in_ = 0, mads_out_ = 0;

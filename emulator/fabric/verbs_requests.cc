@@ -6,6 +6,8 @@
 #include <infiniband/verbs.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <string>
 
 #include "emulator/fabric/umad_service.h"
 #include "emulator/hca/hca.h"
@@ -33,6 +35,19 @@ std::vector<hca::Sge> SgesOf(const google::protobuf::RepeatedPtrField<umad::Sge>
 }
 
 }  // namespace
+
+std::string UmadService::NodeOfLid(uint16_t lid) const {
+  for (size_t n = 0; n < f_.devices.size(); ++n) {
+    if (!f_.devices[n]) continue;
+    const mgmt::ManagedNode& d = *f_.devices[n];
+    for (int p = 1; p <= d.num_ports(); ++p) {
+      const mgmt::PortMgmt& pm = d.port_mgmt(p);
+      if (pm.lid != 0 && lid >= pm.lid && lid < pm.lid + (1u << pm.lmc))
+        return s_.topo.nodes[n].name;
+    }
+  }
+  return "LID " + std::to_string(lid);
+}
 
 void UmadService::HandleVerbs(const std::string& routing_id, uint64_t request,
                               const umad::VerbsRequest& v) {
@@ -130,6 +145,15 @@ void UmadService::HandleVerbs(const std::string& routing_id, uint64_t request,
       q.sl = static_cast<uint8_t>(a.ah().sl() & 0xF);
       q.src_path_bits = static_cast<uint8_t>(a.ah().src_path_bits());
       r->set_status(h.ModifyVerbsQp(v.session(), v.modify_qp().qpn(), q, at));
+      // A connected QP's data becomes a flow of the results, named after the QP and its path.
+      uint32_t qpn = v.modify_qp().qpn();
+      if (r->status() == 0 && (q.mask & IBV_QP_STATE) && q.state == IBV_QPS_RTR &&
+          (q.mask & IBV_QP_AV) && h.VerbsFlow(qpn) == engine::kNoFlow) {
+        char name[48];
+        std::snprintf(name, sizeof name, "%s.qp%06x", s_.topo.nodes[sess.lp].name.c_str(), qpn);
+        h.SetVerbsFlow(qpn,
+                       f_.flows.Add(name, s_.topo.nodes[sess.lp].name + "->" + NodeOfLid(q.dlid)));
+      }
       break;
     }
     case umad::VerbsRequest::kDestroyQp:
@@ -236,6 +260,7 @@ void UmadService::SendToSession(uint32_t session, const umad::FromFabric& msg) {
 }
 
 void UmadService::AsyncEvent(uint32_t session, int type, uint32_t qpn, uint32_t srq) {
+  FlushCompletions();  // in the order they happened
   umad::FromFabric rep;
   umad::AsyncEvent* e = rep.mutable_async_event();
   e->set_session(session);
@@ -245,9 +270,20 @@ void UmadService::AsyncEvent(uint32_t session, int type, uint32_t qpn, uint32_t 
   SendToSession(session, rep);
 }
 
+void UmadService::FlushCompletions() {
+  for (auto& [session, msg] : pending_completions_) SendToSession(session, msg);
+  pending_completions_.clear();
+}
+
 void UmadService::Complete(uint32_t session, const hca::VerbsCompletion& c) {
-  umad::FromFabric rep;
+  // A bounded message however long the step (about 50 bytes a completion).
+  constexpr int kMaxBatch = 256;
+  umad::FromFabric& rep = pending_completions_[session];
   umad::Completions* cs = rep.mutable_completions();
+  if (cs->c_size() >= kMaxBatch) {
+    SendToSession(session, rep);
+    cs->clear_c();
+  }
   cs->set_session(session);
   umad::Completion* o = cs->add_c();
   o->set_qpn(c.qpn);
@@ -264,7 +300,6 @@ void UmadService::Complete(uint32_t session, const hca::VerbsCompletion& c) {
   o->set_signaled(c.signaled);
   o->set_solicited(c.solicited);
   o->set_timestamp_ns(static_cast<uint64_t>(c.timestamp / 1000));
-  SendToSession(session, rep);
 }
 
 }  // namespace ibemu::fabric

@@ -65,6 +65,10 @@ class Hca : public mgmt::ManagedNode, private cc::HcaView {
   void PostVerbsRecv(uint32_t session, uint32_t qpn, std::vector<RecvWqe> wqes, SimTime at);
   // A program that went away: its QPs and MRs go.
   void CloseVerbsSession(uint32_t session);
+  // The results flow a verbs QP's data is counted in (engine::kNoFlow: none yet), and giving it
+  // one; the fabric does when the QP is connected (verbs_requests.cc).
+  uint32_t VerbsFlow(uint32_t qpn);
+  void SetVerbsFlow(uint32_t qpn, uint32_t flow);
 
  private:
   enum Kind : uint16_t {
@@ -175,11 +179,21 @@ class Hca : public mgmt::ManagedNode, private cc::HcaView {
   // remote key the QP's own. Null otherwise.
   const MemoryRegion* Region(const VerbsQp& q, uint32_t key, bool remote, uint32_t access,
                              uint64_t addr, uint64_t n, bool bounds = true) const;
-  // Reads or writes [addr, addr + n) through key, checking the region, its PD and its access.
+  // Reads or writes [addr, addr + n) through key, checking the region, its PD and its access;
+  // with buf null, only checks.
   bool VerbsDma(const VerbsQp& q, uint32_t key, bool remote, uint32_t access, uint64_t addr,
                 void* buf, size_t n, bool write);
-  bool GatherSend(const VerbsQp& q, const SendWqe& w, uint32_t offset, uint32_t n,
+  // A packet's bytes [offset, offset + n) of the WR's message, from its inline data or from the
+  // read-ahead (refilled with up to kDmaChunk bytes when it does not hold them).
+  // Results: a data packet of QP qi leaves (bytes and the mechanism's throttling level), or the
+  // payload of a peer's packet is taken in order.
+  void CountVerbsSent(uint32_t qi, const VerbsQp& q, const Packet& pkt);
+  void CountVerbsReceived(const Packet& pkt);
+  bool GatherSend(const VerbsQp& q, SendWqe& w, uint32_t offset, uint32_t n,
                   std::vector<uint8_t>* out);
+  bool Gather(const VerbsQp& q, const std::vector<Sge>& sges, uint32_t offset, uint32_t n,
+              uint8_t* out);
+  // Writes data to the SGEs' bytes [offset, offset + n); with data null, only checks that it may.
   bool Scatter(const VerbsQp& q, const std::vector<Sge>& sges, uint32_t offset, const uint8_t* data,
                uint32_t n);
   void CompleteSend(VerbsQp& q, const SendWqe& w, int status);

@@ -23,6 +23,12 @@ struct Sge {
   uint32_t lkey = 0;
 };
 
+// A program's memory is reached with one process_vm_readv/writev per DMA (host_memory.h), and the
+// call costs far more than copying a packet's bytes (docs/performance.md). So the requester reads
+// up to this much of a message ahead of segmenting it, and the responder places up to this much
+// at once: the bytes of a message's last packet reach memory with it, its last byte last.
+constexpr uint32_t kDmaChunk = 64 << 10;
+
 struct SendWqe {
   uint64_t wr_id = 0;
   int opcode = 0;  // enum ibv_wr_opcode
@@ -44,6 +50,10 @@ struct SendWqe {
   uint32_t first_psn = 0;
   uint32_t sent = 0;      // bytes segmented so far
   uint32_t received = 0;  // READ: response bytes written back
+  // Read ahead of segmentation: bytes [staged_at, staged_at + staged.size()) of the message.
+  std::vector<uint8_t> staged;
+  uint32_t staged_at = 0;
+  std::vector<uint8_t> placing;  // READ: response bytes that arrived, ending at `received`
 };
 
 struct RecvWqe {
@@ -129,7 +139,8 @@ struct VerbsQp {
   std::deque<SendWqe> sq;        // posted, not yet all segmented (front: being segmented)
   std::deque<SendWqe> inflight;  // segmented, waiting for their ACK or response
   std::deque<RecvWqe> rq;
-  uint32_t srq = 0;  // its shared receive queue's number, or 0: its own rq
+  uint32_t srq = 0;             // its shared receive queue's number, or 0: its own rq
+  uint32_t flow = 0xFFFFFFFFu;  // its results flow (engine::kNoFlow until it is connected)
 
   // Requester.
   uint32_t npsn = 0;          // next PSN to send
@@ -150,6 +161,8 @@ struct VerbsQp {
   uint32_t write_left = 0;
   uint32_t write_total = 0;
   uint32_t write_key = 0;
+  // SEND or WRITE bytes checked and not yet placed; they end at recv_offset or write_va.
+  std::vector<uint8_t> placing;
   bool nak_sent = false;  // one PSN sequence error NAK per gap (IBA 9.7.5.1.2)
 };
 

@@ -208,6 +208,7 @@ int Hca::ModifyVerbsQp(uint32_t session, uint32_t qpn, const VerbsQpAttr& a, Sim
       q->inflight.clear();
       q->rq.clear();
       q->in_message = q->have_recv = false;
+      q->placing.clear();
       ++q->timer_generation;
     } else if (a.state == IBV_QPS_ERR && from != IBV_QPS_ERR) {
       s.state = IBV_QPS_RTS;  // VerbsError moves it and flushes
@@ -367,25 +368,44 @@ bool Hca::VerbsDma(const VerbsQp& q, uint32_t key, bool remote, uint32_t access,
   // Moving nothing touches no memory: only the key and the permissions are checked.
   const MemoryRegion* mr = Region(q, key, remote, access, addr, n, n > 0);
   if (!mr) return false;
-  if (n == 0) return true;
+  if (n == 0 || !buf) return true;
   return write ? HostWrite(mr->pid, addr, buf, n) : HostRead(mr->pid, addr, buf, n);
 }
 
-bool Hca::GatherSend(const VerbsQp& q, const SendWqe& w, uint32_t offset, uint32_t n,
+bool Hca::GatherSend(const VerbsQp& q, SendWqe& w, uint32_t offset, uint32_t n,
                      std::vector<uint8_t>* out) {
   out->resize(n);
   if (w.inlined) {
     std::memcpy(out->data(), w.inline_data.data() + offset, n);
     return true;
   }
+  if (offset < w.staged_at || offset + n > w.staged_at + w.staged.size()) {
+    w.staged.resize(std::max(n, std::min(kDmaChunk, w.length - offset)));
+    w.staged_at = offset;
+    if (!Gather(q, w.sges, offset, static_cast<uint32_t>(w.staged.size()), w.staged.data())) {
+      // Something beyond this packet cannot be read: the error belongs to the packet that
+      // reaches it, so this one is read on its own.
+      w.staged.clear();
+      return Gather(q, w.sges, offset, n, out->data());
+    }
+  }
+  std::memcpy(out->data(), w.staged.data() + (offset - w.staged_at), n);
+  if (offset + n == w.length) {
+    w.staged.clear();
+    w.staged.shrink_to_fit();
+  }
+  return true;
+}
+
+bool Hca::Gather(const VerbsQp& q, const std::vector<Sge>& sges, uint32_t offset, uint32_t n,
+                 uint8_t* out) {
   uint32_t at = 0, done = 0;
-  for (const Sge& s : w.sges) {
+  for (const Sge& s : sges) {
     if (done == n) break;
     if (offset < at + s.length) {
       uint32_t from = offset > at ? offset - at : 0;
       uint32_t take = std::min(s.length - from, n - done);
-      if (!VerbsDma(q, s.lkey, false, 0, s.addr + from, out->data() + done, take, false))
-        return false;
+      if (!VerbsDma(q, s.lkey, false, 0, s.addr + from, out + done, take, false)) return false;
       done += take;
       offset += take;
     }
@@ -403,7 +423,7 @@ bool Hca::Scatter(const VerbsQp& q, const std::vector<Sge>& sges, uint32_t offse
       uint32_t from = offset - at;
       uint32_t take = std::min(s.length - from, n - done);
       if (!VerbsDma(q, s.lkey, false, IBV_ACCESS_LOCAL_WRITE, s.addr + from,
-                    const_cast<uint8_t*>(data) + done, take, true))
+                    data ? const_cast<uint8_t*>(data) + done : nullptr, take, true))
         return false;
       done += take;
       offset += take;
@@ -515,7 +535,37 @@ Packet* Hca::VerbsPacket(int p, const VerbsQp& q, uint8_t opcode, uint32_t psn, 
       static_cast<uint8_t>(wire::kLrhBytes + wire::kBthBytes + op::Describe(opcode).ext_bytes());
   pkt->id = NextPacketId();
   pkt->created = pkt->injected = now();
+  pkt->flow = q.flow;
   return pkt;
+}
+
+void Hca::CountVerbsSent(uint32_t qi, const VerbsQp& q, const Packet& pkt) {
+  if (q.flow == engine::kNoFlow) return;
+  stats::FlowStats& fs = flows_->flows[q.flow];
+  fs.tx_payload.Add(now(), pkt.payload_len);
+  ++fs.tx_packets;
+  int level = cc_hooks_ ? cc_hooks_->Throttle(*this, qi) : -1;
+  if (level >= 0) {
+    fs.throttle_sum.Add(now(), level);
+    fs.throttle_samples.Add(now(), 1);
+  }
+}
+
+void Hca::CountVerbsReceived(const Packet& pkt) {
+  if (pkt.flow == engine::kNoFlow || pkt.payload_len == 0) return;
+  stats::FlowStats& fs = flows_->flows[pkt.flow];
+  fs.rx_payload.Add(now(), pkt.payload_len);
+  ++fs.rx_packets;
+  fs.latency.Add(now() - pkt.created);
+}
+
+uint32_t Hca::VerbsFlow(uint32_t qpn) {
+  VerbsQp* q = VerbsQpOf(qpn);
+  return q ? q->flow : engine::kNoFlow;
+}
+
+void Hca::SetVerbsFlow(uint32_t qpn, uint32_t flow) {
+  if (VerbsQp* q = VerbsQpOf(qpn)) q->flow = flow;
 }
 
 void Hca::VerbsFinishPacket(Packet* pkt, std::vector<uint8_t> payload) {
@@ -593,6 +643,7 @@ void Hca::VerbsSendData(int p, int vl, uint32_t qi) {
   VerbsFinishPacket(pkt, std::move(payload));
   uint32_t bytes = pkt->wire_bytes();
   if (cc_hooks_) cc_hooks_->OnSent(*this, qi, *pkt);
+  CountVerbsSent(qi, q, *pkt);
   Send(p, pkt, vl);
   pstate_[p].vlarb->Sent(vl, bytes);
   dma_free_at_ = std::max(dma_free_at_, now()) + cfg_.host_tx.Time(seg);
@@ -875,6 +926,7 @@ void Hca::VerbsRequest(int p, VerbsQp& q, Packet* pkt) {
     }
   }
   q.nak_sent = false;
+  CountVerbsReceived(*pkt);
   const uint8_t* data = pkt->data ? pkt->data->data() : nullptr;
   uint32_t len = pkt->payload_len;
   uint8_t* e = Ext(pkt);
@@ -915,14 +967,26 @@ void Hca::VerbsRequest(int p, VerbsQp& q, Packet* pkt) {
       VerbsError(q, qi);
       return;
     }
-    if (!Scatter(q, q.cur_recv.sges, q.recv_offset, data, len)) {
+    if (starts) q.placing.clear();
+    // Each packet's bytes are checked as they arrive; they reach memory a chunk at a time.
+    bool placed = Scatter(q, q.cur_recv.sges, q.recv_offset, nullptr, len);
+    if (placed) {
+      q.placing.insert(q.placing.end(), data, data + len);
+      q.recv_offset += len;
+      if (ends || q.placing.size() >= kDmaChunk) {
+        auto size = static_cast<uint32_t>(q.placing.size());
+        placed = Scatter(q, q.cur_recv.sges, q.recv_offset - size, q.placing.data(), size);
+        q.placing.clear();
+      }
+    }
+    if (!placed) {
       CompleteRecv(q, q.cur_recv, IBV_WC_LOC_PROT_ERR, IBV_WC_RECV, 0, pkt);
       q.have_recv = false;
+      q.placing.clear();
       nak(wire::aeth::kRemoteOperationalError);
       VerbsError(q, q.qpn - kVerbsQpnBase);
       return;
     }
-    q.recv_offset += len;
     q.in_message = !ends;
     if (ends) {
       CompleteRecv(q, q.cur_recv, IBV_WC_SUCCESS, IBV_WC_RECV, q.recv_offset, pkt);
@@ -940,15 +1004,26 @@ void Hca::VerbsRequest(int p, VerbsQp& q, Packet* pkt) {
       q.write_va = r.va();
       q.write_left = q.write_total = r.dma_length();
       q.write_key = r.rkey();
+      q.placing.clear();
     }
-    if (len > q.write_left ||
-        (len && !VerbsDma(q, q.write_key, true, IBV_ACCESS_REMOTE_WRITE, q.write_va,
-                          const_cast<uint8_t*>(data), len, true))) {
+    bool placed =
+        len <= q.write_left && (!len || VerbsDma(q, q.write_key, true, IBV_ACCESS_REMOTE_WRITE,
+                                                 q.write_va, nullptr, len, true));
+    if (placed) {
+      q.placing.insert(q.placing.end(), data, data + len);
+      q.write_va += len;
+      q.write_left -= len;
+      if ((ends || q.placing.size() >= kDmaChunk) && !q.placing.empty()) {
+        placed = VerbsDma(q, q.write_key, true, IBV_ACCESS_REMOTE_WRITE,
+                          q.write_va - q.placing.size(), q.placing.data(), q.placing.size(), true);
+        q.placing.clear();
+      }
+    }
+    if (!placed) {
+      q.placing.clear();
       nak(wire::aeth::kRemoteAccessError);
       return;
     }
-    q.write_va += len;
-    q.write_left -= len;
     q.in_message = !ends;
     if (ends) {
       if (info.immdt) {
@@ -969,6 +1044,8 @@ void Hca::VerbsRequest(int p, VerbsQp& q, Packet* pkt) {
     ++q.msn;
     uint32_t mtu = MtuBytes(q.attr.path_mtu);
     uint32_t n = std::max<uint32_t>(1, (total + mtu - 1) / mtu);
+    std::vector<uint8_t> chunk;  // bytes [chunk_at, chunk_at + chunk.size()) of the range
+    uint32_t chunk_at = 0;
     for (uint32_t k = 0; k < n; ++k) {
       uint8_t ro = n == 1       ? op::kReadResponseOnly
                    : k == 0     ? op::kReadResponseFirst
@@ -982,11 +1059,16 @@ void Hca::VerbsRequest(int p, VerbsQp& q, Packet* pkt) {
         a.set_msn(q.msn);
       }
       uint32_t from = k * mtu, take = std::min(mtu, total - from);
-      std::vector<uint8_t> bytes(take);
-      if (!VerbsDma(q, r.rkey(), true, IBV_ACCESS_REMOTE_READ, r.va() + from, bytes.data(), take,
-                    false))
-        bytes.assign(take, 0);  // the program unmapped it meanwhile: what a DMA of nothing gives
-      VerbsFinishPacket(resp, std::move(bytes));
+      if (from + take > chunk_at + chunk.size()) {
+        chunk_at = from;
+        chunk.resize(std::max(take, std::min(kDmaChunk / mtu * mtu, total - from)));
+        if (!VerbsDma(q, r.rkey(), true, IBV_ACCESS_REMOTE_READ, r.va() + from, chunk.data(),
+                      chunk.size(), false))
+          std::fill(chunk.begin(), chunk.end(), 0);  // unmapped meanwhile: a DMA of nothing
+      }
+      auto at = chunk.begin() + (from - chunk_at);
+      VerbsFinishPacket(resp, std::vector<uint8_t>(at, at + take));
+      CountVerbsSent(q.qpn - kVerbsQpnBase, q, *resp);
       VerbsQueueResponse(p, resp, pkt->lrh().slid());
     }
     q.epsn = PsnAdd(q.epsn, n);
@@ -1057,7 +1139,18 @@ void Hca::VerbsResponse(VerbsQp& q, uint32_t qi, Packet* pkt) {
     if (k < 0 || static_cast<uint32_t>(k) * mtu != w.received) return;  // a gap: the timer resends
     uint32_t len = pkt->payload_len;
     const uint8_t* data = pkt->data ? pkt->data->data() : nullptr;
-    if (!Scatter(q, w.sges, w.received, data, len)) {
+    if (k == 0) w.placing.clear();
+    bool placed = Scatter(q, w.sges, w.received, nullptr, len);
+    if (placed) {
+      w.placing.insert(w.placing.end(), data, data + len);
+      bool last = o == op::kReadResponseLast || o == op::kReadResponseOnly;
+      if (last || w.placing.size() >= kDmaChunk) {
+        auto size = static_cast<uint32_t>(w.placing.size());
+        placed = Scatter(q, w.sges, w.received + len - size, w.placing.data(), size);
+        w.placing.clear();
+      }
+    }
+    if (!placed) {
       SendWqe bad = std::move(w);
       q.inflight.pop_front();
       CompleteSend(q, bad, IBV_WC_LOC_PROT_ERR);
@@ -1065,6 +1158,7 @@ void Hca::VerbsResponse(VerbsQp& q, uint32_t qi, Packet* pkt) {
       return;
     }
     w.received += len;
+    CountVerbsReceived(*pkt);
     progress = true;
     if (o == op::kReadResponseLast || o == op::kReadResponseOnly) {
       CompleteSend(q, w, IBV_WC_SUCCESS);

@@ -74,9 +74,14 @@ void PrintTable(const scenario::Scenario& s, const fabric::RunResult& r, std::os
   out << std::fixed;
   for (size_t i = 0; i < sum.size(); ++i) {
     const auto& f = sum[i];
-    const auto& fi = s.flows[i];
-    std::string path = fi.src.empty() ? fi.pattern : fi.src + "->" + fi.dst;
-    if (fi.src.empty() && !fi.dst.empty()) path = fi.pattern + "->" + fi.dst;
+    std::string path;
+    if (i < s.flows.size()) {
+      const auto& fi = s.flows[i];
+      path = fi.src.empty() ? fi.pattern : fi.src + "->" + fi.dst;
+      if (fi.src.empty() && !fi.dst.empty()) path = fi.pattern + "->" + fi.dst;
+    } else if (i < r.flows.paths.size()) {
+      path = r.flows.paths[i];  // a verbs QP's
+    }
     out << std::left << std::setw(14) << f.name << std::setw(22) << path << std::right
         << std::setprecision(3) << std::setw(10) << f.rx_gbps << std::setw(10) << f.tx_gbps
         << std::setprecision(2) << std::setw(11) << f.p50_us << std::setw(11) << f.p99_us
@@ -106,6 +111,10 @@ std::vector<std::string> WriteOutputs(const scenario::Scenario& s, const fabric:
   fs::create_directories(dir);
   const FlowTable& ft = r.flows;
   int bins = s.bins();
+  // Flows with a throttling level recorded (verbs QPs under a mechanism that keeps one).
+  std::vector<size_t> throttled;
+  for (size_t i = 0; i < ft.flows.size(); ++i)
+    if (ft.flows[i].throttle_samples.total() > 0) throttled.push_back(i);
 
   std::string flows_csv = (fs::path(dir) / "flows.csv").string();
   {
@@ -114,12 +123,22 @@ std::vector<std::string> WriteOutputs(const scenario::Scenario& s, const fabric:
     f << "time_ms";
     for (const auto& n : ft.names) f << "," << n << "_rx_gbps";
     for (const auto& n : ft.names) f << "," << n << "_tx_gbps";
+    for (size_t i : throttled) f << "," << ft.names[i] << "_ccti";
     f << "\n";
     for (int b = 0; b < bins; ++b) {
       SimTime len = std::min(s.interval, s.duration - b * s.interval);
       f << static_cast<double>(b * s.interval + len) / 1e9;
       for (const auto& fl : ft.flows) f << "," << Gbps(fl.rx_payload.values()[b], len);
       for (const auto& fl : ft.flows) f << "," << Gbps(fl.tx_payload.values()[b], len);
+      // The mean level of the packets sent in the interval; NaN (a gap in a plot) if none was.
+      for (size_t i : throttled) {
+        int64_t n = ft.flows[i].throttle_samples.values()[b];
+        f << ",";
+        if (n)
+          f << static_cast<double>(ft.flows[i].throttle_sum.values()[b]) / static_cast<double>(n);
+        else
+          f << "NaN";
+      }
       f << "\n";
     }
     file.Commit();
@@ -204,9 +223,11 @@ std::vector<std::string> WriteOutputs(const scenario::Scenario& s, const fabric:
   }
   written.push_back(summary);
 
-  if (s.plot && !ft.names.empty()) {
-    std::string gp = (fs::path(dir) / "throughput.gp").string();
-    std::string png = (fs::path(dir) / "throughput.png").string();
+  // One PNG per figure, drawn by gnuplot from flows.csv: `columns` are (CSV column, title).
+  auto plot = [&](const std::string& stem, const std::string& title, const std::string& ylabel,
+                  const std::vector<std::pair<size_t, std::string>>& columns) {
+    std::string gp = (fs::path(dir) / (stem + ".gp")).string();
+    std::string png = (fs::path(dir) / (stem + ".png")).string();
     AtomicFile png_file(png);
     {
       AtomicFile gp_file(gp);
@@ -214,15 +235,15 @@ std::vector<std::string> WriteOutputs(const scenario::Scenario& s, const fabric:
       g << "set terminal pngcairo size 1000,560 noenhanced\n"
         << "set output '" << png_file.temp_path() << "'\n"
         << "set datafile separator ','\n"
-        << "set title 'Per-flow throughput: " << s.name << "'\n"
-        << "set xlabel 'virtual time (ms)'\nset ylabel 'payload delivered (Gbit/s)'\n"
+        << "set title '" << title << ": " << s.name << "'\n"
+        << "set xlabel 'virtual time (ms)'\nset ylabel '" << ylabel << "'\n"
         << "set key outside right\nset grid\nset xrange [0:*]\nset yrange [0:*]\n"
         << "plot ";
       // A fabric that was up gives one interval, its whole run: a point per flow, not a line.
       const char* style = bins > 1 ? "lines lw 2" : "points pt 7 ps 2";
-      for (size_t i = 0; i < ft.names.size(); ++i)
-        g << (i ? ", " : "") << "'" << flows_csv << "' using 1:" << i + 2 << " with " << style
-          << " title '" << ft.names[i] << "'";
+      for (size_t i = 0; i < columns.size(); ++i)
+        g << (i ? ", " : "") << "'" << flows_csv << "' using 1:" << columns[i].first << " with "
+          << style << " title '" << columns[i].second << "'";
       g << "\n";
       gp_file.Commit();
     }
@@ -232,6 +253,19 @@ std::vector<std::string> WriteOutputs(const scenario::Scenario& s, const fabric:
       written.push_back(png);
     else
       log << "warning: gnuplot could not draw " << png << " (install gnuplot-nox)\n";
+  };
+  if (s.plot && !ft.names.empty()) {
+    std::vector<std::pair<size_t, std::string>> rx;
+    // A QP that sent nothing (the passive side of a one-sided test) is in the table, not the plot.
+    for (size_t i = 0; i < ft.names.size(); ++i)
+      if (i >= ft.paths.size() || ft.paths[i].empty() || ft.flows[i].tx_packets > 0)
+        rx.push_back({i + 2, ft.names[i]});
+    plot("throughput", "Per-flow throughput", "payload delivered (Gbit/s)", rx);
+    // The CCTI columns follow the flows' rx and tx columns.
+    std::vector<std::pair<size_t, std::string>> levels;
+    for (size_t k = 0; k < throttled.size(); ++k)
+      levels.push_back({2 + 2 * ft.names.size() + k, ft.names[throttled[k]]});
+    if (!levels.empty()) plot("ccti", "Mean CCTI of the packets each QP sent", "CCTI", levels);
   }
   return written;
 }

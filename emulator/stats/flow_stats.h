@@ -14,10 +14,16 @@ struct FlowStats {
   BinnedCounter tx_payload;  // payload bytes injected by the source HCA, per interval
   LatencyHistogram latency;  // packet: creation at the source to delivery to the host
   uint64_t rx_packets = 0, tx_packets = 0, messages = 0;
+  // The congestion-control mechanism's throttling level of the sending QP (IB CC: its CCTI),
+  // summed over the data packets sent in each interval, and how many there were: their quotient
+  // is the mean level the interval's packets left with. Kept for the flows of verbs QPs.
+  BinnedCounter throttle_sum, throttle_samples;
 
   void Merge(const FlowStats& o) {
     rx_payload.Merge(o.rx_payload);
     tx_payload.Merge(o.tx_payload);
+    throttle_sum.Merge(o.throttle_sum);
+    throttle_samples.Merge(o.throttle_samples);
     latency.Merge(o.latency);
     rx_packets += o.rx_packets;
     tx_packets += o.tx_packets;
@@ -27,14 +33,33 @@ struct FlowStats {
 
 struct FlowTable {
   std::vector<std::string> names;
+  // What each flow is: empty for the scenario's (its traffic entry says), "H3->H1" for a QP's.
+  std::vector<std::string> paths;
   std::vector<FlowStats> flows;
-  void Init(const std::vector<std::string>& n, SimTime interval, int bins) {
+  SimTime interval = 0;
+  int bins = 0;
+
+  void Init(const std::vector<std::string>& n, SimTime bin, int nbins) {
     names = n;
+    paths.assign(n.size(), {});
+    interval = bin;
+    bins = nbins;
     flows.assign(n.size(), {});
     for (auto& f : flows) {
       f.rx_payload.Init(interval, bins);
       f.tx_payload.Init(interval, bins);
     }
+  }
+  // A flow that appears while the fabric runs: a verbs QP connected to its peer. Its index.
+  uint32_t Add(const std::string& name, const std::string& path) {
+    names.push_back(name);
+    paths.push_back(path);
+    FlowStats& f = flows.emplace_back();
+    f.rx_payload.Init(interval, bins);
+    f.tx_payload.Init(interval, bins);
+    f.throttle_sum.Init(interval, bins);
+    f.throttle_samples.Init(interval, bins);
+    return static_cast<uint32_t>(flows.size() - 1);
   }
 };
 

@@ -3,6 +3,7 @@
 // event on its channel at the next completion (only a solicited one, or an error, when armed for
 // solicited), and is disarmed until armed again; the channel's fd is readable while an event
 // waits, so poll/epoll on it work.
+#include <sched.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
@@ -57,16 +58,27 @@ void Cq::Add(const ibv_wc& wc, bool solicited, uint64_t timestamp_ns) {
   }
 }
 
+// A program that spins on an empty CQ competes for the CPU with what would fill it: here the
+// "hardware" is the fabric process and the library's I/O thread, on the same cores. An empty
+// poll therefore yields, so that they run at once rather than when the scheduler preempts the
+// spinner; on two cores this halves perftest's latency tail (docs/performance.md).
+void YieldToTheHca() {
+  sched_yield();
+}
+
 int PollCq(ibv_cq* ibcq, int num_entries, ibv_wc* wc) {
   Cq* cq = ToCq(ibcq);
-  std::lock_guard lock(cq->mu);
-  if (cq->overrun) return -EIO;
   int n = 0;
-  while (n < num_entries && !cq->cqes.empty()) {
-    wc[n++] = cq->cqes.front();
-    cq->cqes.pop_front();
-    cq->timestamps.pop_front();
+  {
+    std::lock_guard lock(cq->mu);
+    if (cq->overrun) return -EIO;
+    while (n < num_entries && !cq->cqes.empty()) {
+      wc[n++] = cq->cqes.front();
+      cq->cqes.pop_front();
+      cq->timestamps.pop_front();
+    }
   }
+  if (n == 0) YieldToTheHca();
   return n;
 }
 
@@ -96,6 +108,7 @@ int StartPoll(ibv_cq_ex* cqx, ibv_poll_cq_attr* attr) {
   cq->mu.lock();
   int r = TakeCurrent(cq);
   if (r) cq->mu.unlock();  // no end_poll follows a failed start
+  if (r == ENOENT) YieldToTheHca();
   return r;
 }
 int NextPoll(ibv_cq_ex* cqx) {

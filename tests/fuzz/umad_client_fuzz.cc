@@ -64,7 +64,10 @@ struct World : fuzzing::FuzzFabric {
   }
   void Step(bool advance) {
     umad->Poll();
-    if (advance) part->RunUntil(part->now() + 20 * link::kPsPerUs);
+    if (advance) {
+      part->RunUntil(part->now() + 20 * link::kPsPerUs);
+      umad->FlushCompletions();  // as the service loop does after each step
+    }
     for (auto& c : clients) Drain(*c);
   }
   // A Query from a client that sent nothing odd must still be answered.

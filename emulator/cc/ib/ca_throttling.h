@@ -19,6 +19,7 @@ class CaThrottling : public HcaCc {
   void OnResponse(HcaView& h, uint32_t qp, Packet& p) override;
   void OnSent(HcaView& h, uint32_t qp, const Packet& p) override;
   void OnTimer(HcaView& h, uint32_t a, uint64_t b) override;
+  int Throttle(HcaView& h, uint32_t qp) override { return Ccti(h, qp); }
 
  private:
   struct Timer {
