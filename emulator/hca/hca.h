@@ -182,6 +182,8 @@ class Hca : public mgmt::ManagedNode, private cc::HcaView {
   // Reads or writes [addr, addr + n) through key, checking the region, its PD and its access;
   // with buf null, only checks.
   bool VerbsDma(const VerbsQp& q, uint32_t key, bool remote, uint32_t access, uint64_t addr,
+                const std::vector<iovec>* local, size_t n, bool write);
+  bool VerbsDma(const VerbsQp& q, uint32_t key, bool remote, uint32_t access, uint64_t addr,
                 void* buf, size_t n, bool write);
   // A packet's bytes [offset, offset + n) of the WR's message, from its inline data or from the
   // read-ahead (refilled with up to kDmaChunk bytes when it does not hold them).
@@ -192,10 +194,10 @@ class Hca : public mgmt::ManagedNode, private cc::HcaView {
   bool GatherSend(const VerbsQp& q, SendWqe& w, uint32_t offset, uint32_t n,
                   std::vector<uint8_t>* out);
   bool Gather(const VerbsQp& q, const std::vector<Sge>& sges, uint32_t offset, uint32_t n,
-              uint8_t* out);
+              const std::vector<iovec>& into);
   // Writes data to the SGEs' bytes [offset, offset + n); with data null, only checks that it may.
-  bool Scatter(const VerbsQp& q, const std::vector<Sge>& sges, uint32_t offset, const uint8_t* data,
-               uint32_t n);
+  bool Scatter(const VerbsQp& q, const std::vector<Sge>& sges, uint32_t offset,
+               const std::vector<iovec>* data, uint32_t n);
   void CompleteSend(VerbsQp& q, const SendWqe& w, int status);
   void CompleteRecv(VerbsQp& q, const RecvWqe& r, int status, int opcode, uint32_t len,
                     const Packet* pkt);

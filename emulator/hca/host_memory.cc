@@ -1,20 +1,26 @@
 #include "emulator/hca/host_memory.h"
 
-#include <sys/uio.h>
+#include <algorithm>
 
 namespace ibemu::hca {
 namespace {
 
-bool ProcessRead(pid_t pid, uint64_t addr, void* dst, size_t n) {
-  iovec local{dst, n};
-  iovec remote{reinterpret_cast<void*>(addr), n};
-  return process_vm_readv(pid, &local, 1, &remote, 1, 0) == static_cast<ssize_t>(n);
+size_t Total(const iovec* local, int count) {
+  size_t n = 0;
+  for (int i = 0; i < count; ++i) n += local[i].iov_len;
+  return n;
 }
 
-bool ProcessWrite(pid_t pid, uint64_t addr, const void* src, size_t n) {
-  iovec local{const_cast<void*>(src), n};
+bool ProcessRead(pid_t pid, uint64_t addr, const iovec* local, int count) {
+  size_t n = Total(local, count);
   iovec remote{reinterpret_cast<void*>(addr), n};
-  return process_vm_writev(pid, &local, 1, &remote, 1, 0) == static_cast<ssize_t>(n);
+  return process_vm_readv(pid, local, count, &remote, 1, 0) == static_cast<ssize_t>(n);
+}
+
+bool ProcessWrite(pid_t pid, uint64_t addr, const iovec* local, int count) {
+  size_t n = Total(local, count);
+  iovec remote{reinterpret_cast<void*>(addr), n};
+  return process_vm_writev(pid, local, count, &remote, 1, 0) == static_cast<ssize_t>(n);
 }
 
 HostMemoryOps g_ops{ProcessRead, ProcessWrite};
@@ -25,12 +31,29 @@ void SetHostMemoryOps(HostMemoryOps ops) {
   g_ops = ops;
 }
 
-bool HostRead(pid_t pid, uint64_t addr, void* dst, size_t n) {
-  return n == 0 || g_ops.read(pid, addr, dst, n);
+bool HostRead(pid_t pid, uint64_t addr, const iovec* local, int count) {
+  return Total(local, count) == 0 || g_ops.read(pid, addr, local, count);
 }
 
-bool HostWrite(pid_t pid, uint64_t addr, const void* src, size_t n) {
-  return n == 0 || g_ops.write(pid, addr, src, n);
+bool HostWrite(pid_t pid, uint64_t addr, const iovec* local, int count) {
+  return Total(local, count) == 0 || g_ops.write(pid, addr, local, count);
+}
+
+std::vector<iovec> SliceIovecs(const std::vector<iovec>& iov, size_t from, size_t n) {
+  std::vector<iovec> out;
+  size_t at = 0;
+  for (const iovec& v : iov) {
+    if (n == 0) break;
+    if (from < at + v.iov_len) {
+      size_t skip = from > at ? from - at : 0;
+      size_t take = std::min(v.iov_len - skip, n);
+      out.push_back({static_cast<uint8_t*>(v.iov_base) + skip, take});
+      from += take;
+      n -= take;
+    }
+    at += v.iov_len;
+  }
+  return out;
 }
 
 }  // namespace ibemu::hca

@@ -5,9 +5,11 @@
 // ibv_wr_opcode, ibv_wc_status, ibv_wc_opcode, ibv_qp_state), since the HCA reports in them.
 #pragma once
 #include <sys/types.h>
+#include <sys/uio.h>
 
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -26,8 +28,33 @@ struct Sge {
 // A program's memory is reached with one process_vm_readv/writev per DMA (host_memory.h), and the
 // call costs far more than copying a packet's bytes (docs/performance.md). So the requester reads
 // up to this much of a message ahead of segmenting it, and the responder places up to this much
-// at once: the bytes of a message's last packet reach memory with it, its last byte last.
+// at once: the bytes of a message's last packet reach memory with it, its last byte last. Each
+// call moves the bytes straight between the program and the packets' own payload buffers.
 constexpr uint32_t kDmaChunk = 64 << 10;
+
+// Payloads that arrived and were checked, waiting to be placed together.
+struct Placement {
+  std::vector<std::unique_ptr<std::vector<uint8_t>>> payloads;
+  uint32_t bytes = 0;
+
+  // A packet's payload buffer (taken from it), or `len` zero bytes when it had none.
+  void Add(std::unique_ptr<std::vector<uint8_t>> p, uint32_t len) {
+    if (len == 0) return;
+    if (!p || p->size() != len) p = std::make_unique<std::vector<uint8_t>>(len);
+    bytes += len;
+    payloads.push_back(std::move(p));
+  }
+  std::vector<iovec> Iovecs() const {
+    std::vector<iovec> v;
+    v.reserve(payloads.size());
+    for (const auto& p : payloads) v.push_back({p->data(), p->size()});
+    return v;
+  }
+  void Clear() {
+    payloads.clear();
+    bytes = 0;
+  }
+};
 
 struct SendWqe {
   uint64_t wr_id = 0;
@@ -50,10 +77,12 @@ struct SendWqe {
   uint32_t first_psn = 0;
   uint32_t sent = 0;      // bytes segmented so far
   uint32_t received = 0;  // READ: response bytes written back
-  // Read ahead of segmentation: bytes [staged_at, staged_at + staged.size()) of the message.
-  std::vector<uint8_t> staged;
+  // Read ahead of segmentation: the payloads of the next packets, staged[staged_next] the one
+  // at message offset staged_at (a vector, not a deque: SendWqe must move without throwing).
+  std::vector<std::vector<uint8_t>> staged;
+  size_t staged_next = 0;
   uint32_t staged_at = 0;
-  std::vector<uint8_t> placing;  // READ: response bytes that arrived, ending at `received`
+  Placement placing;  // READ: response bytes that arrived, ending at `received`
 };
 
 struct RecvWqe {
@@ -162,7 +191,7 @@ struct VerbsQp {
   uint32_t write_total = 0;
   uint32_t write_key = 0;
   // SEND or WRITE bytes checked and not yet placed; they end at recv_offset or write_va.
-  std::vector<uint8_t> placing;
+  Placement placing;
   bool nak_sent = false;  // one PSN sequence error NAK per gap (IBA 9.7.5.1.2)
 };
 

@@ -101,8 +101,9 @@ int Hca::RegMr(const MemoryRegion& mr, uint32_t* lkey, uint32_t* rkey) {
   // Registration pins the pages: a range the program has not mapped is EFAULT, as from the
   // kernel.
   uint8_t probe;
-  if (mr.length == 0 || !HostRead(mr.pid, mr.addr, &probe, 1) ||
-      !HostRead(mr.pid, mr.addr + mr.length - 1, &probe, 1))
+  iovec one{&probe, 1};
+  if (mr.length == 0 || !HostRead(mr.pid, mr.addr, &one, 1) ||
+      !HostRead(mr.pid, mr.addr + mr.length - 1, &one, 1))
     return EFAULT;
   MemoryRegion m = mr;
   m.lkey = m.rkey = next_key_;
@@ -208,7 +209,7 @@ int Hca::ModifyVerbsQp(uint32_t session, uint32_t qpn, const VerbsQpAttr& a, Sim
       q->inflight.clear();
       q->rq.clear();
       q->in_message = q->have_recv = false;
-      q->placing.clear();
+      q->placing.Clear();
       ++q->timer_generation;
     } else if (a.state == IBV_QPS_ERR && from != IBV_QPS_ERR) {
       s.state = IBV_QPS_RTS;  // VerbsError moves it and flushes
@@ -364,48 +365,72 @@ const MemoryRegion* Hca::Region(const VerbsQp& q, uint32_t key, bool remote, uin
 }
 
 bool Hca::VerbsDma(const VerbsQp& q, uint32_t key, bool remote, uint32_t access, uint64_t addr,
-                   void* buf, size_t n, bool write) {
+                   const std::vector<iovec>* local, size_t n, bool write) {
   // Moving nothing touches no memory: only the key and the permissions are checked.
   const MemoryRegion* mr = Region(q, key, remote, access, addr, n, n > 0);
   if (!mr) return false;
-  if (n == 0 || !buf) return true;
-  return write ? HostWrite(mr->pid, addr, buf, n) : HostRead(mr->pid, addr, buf, n);
+  if (n == 0 || !local) return true;
+  int count = static_cast<int>(local->size());
+  return write ? HostWrite(mr->pid, addr, local->data(), count)
+               : HostRead(mr->pid, addr, local->data(), count);
+}
+
+bool Hca::VerbsDma(const VerbsQp& q, uint32_t key, bool remote, uint32_t access, uint64_t addr,
+                   void* buf, size_t n, bool write) {
+  std::vector<iovec> one{{buf, n}};
+  return VerbsDma(q, key, remote, access, addr, buf ? &one : nullptr, n, write);
 }
 
 bool Hca::GatherSend(const VerbsQp& q, SendWqe& w, uint32_t offset, uint32_t n,
                      std::vector<uint8_t>* out) {
-  out->resize(n);
   if (w.inlined) {
-    std::memcpy(out->data(), w.inline_data.data() + offset, n);
+    out->assign(w.inline_data.begin() + offset, w.inline_data.begin() + offset + n);
     return true;
   }
-  if (offset < w.staged_at || offset + n > w.staged_at + w.staged.size()) {
-    w.staged.resize(std::max(n, std::min(kDmaChunk, w.length - offset)));
+  if (w.staged_next >= w.staged.size() || w.staged_at != offset ||
+      w.staged[w.staged_next].size() != n) {
+    // Read the next packets' payloads, up to kDmaChunk, into buffers of their own.
+    w.staged.clear();
+    w.staged_next = 0;
+    uint32_t seg = q.type == IBV_QPT_UD ? n : std::max(n, MtuBytes(q.attr.path_mtu));
+    std::vector<iovec> into;
+    uint32_t total = 0;
+    for (uint32_t at = offset; at < w.length;) {
+      uint32_t size = std::min(seg, w.length - at);
+      if (total > 0 && total + size > kDmaChunk) break;
+      std::vector<uint8_t>& b = w.staged.emplace_back(size);
+      into.push_back({b.data(), size});
+      total += size;
+      at += size;
+    }
     w.staged_at = offset;
-    if (!Gather(q, w.sges, offset, static_cast<uint32_t>(w.staged.size()), w.staged.data())) {
+    if (!Gather(q, w.sges, offset, total, into)) {
       // Something beyond this packet cannot be read: the error belongs to the packet that
       // reaches it, so this one is read on its own.
       w.staged.clear();
-      return Gather(q, w.sges, offset, n, out->data());
+      out->resize(n);
+      return Gather(q, w.sges, offset, n, {{out->data(), n}});
     }
   }
-  std::memcpy(out->data(), w.staged.data() + (offset - w.staged_at), n);
-  if (offset + n == w.length) {
+  *out = std::move(w.staged[w.staged_next++]);
+  w.staged_at = offset + n;
+  if (w.staged_next == w.staged.size()) {
     w.staged.clear();
-    w.staged.shrink_to_fit();
+    w.staged_next = 0;
   }
   return true;
 }
 
 bool Hca::Gather(const VerbsQp& q, const std::vector<Sge>& sges, uint32_t offset, uint32_t n,
-                 uint8_t* out) {
+                 const std::vector<iovec>& into) {
   uint32_t at = 0, done = 0;
   for (const Sge& s : sges) {
     if (done == n) break;
     if (offset < at + s.length) {
       uint32_t from = offset > at ? offset - at : 0;
       uint32_t take = std::min(s.length - from, n - done);
-      if (!VerbsDma(q, s.lkey, false, 0, s.addr + from, out + done, take, false)) return false;
+      std::vector<iovec> part = SliceIovecs(into, done, take);
+      if (!VerbsDma(q, s.lkey, false, 0, s.addr + from, &part, take, false)) return false;
       done += take;
       offset += take;
     }
@@ -415,15 +440,17 @@ bool Hca::Gather(const VerbsQp& q, const std::vector<Sge>& sges, uint32_t offset
 }
 
 bool Hca::Scatter(const VerbsQp& q, const std::vector<Sge>& sges, uint32_t offset,
-                  const uint8_t* data, uint32_t n) {
+                  const std::vector<iovec>* data, uint32_t n) {
   uint32_t at = 0, done = 0;
   for (const Sge& s : sges) {
     if (done == n) break;
     if (offset < at + s.length) {
       uint32_t from = offset - at;
       uint32_t take = std::min(s.length - from, n - done);
-      if (!VerbsDma(q, s.lkey, false, IBV_ACCESS_LOCAL_WRITE, s.addr + from,
-                    data ? const_cast<uint8_t*>(data) + done : nullptr, take, true))
+      std::vector<iovec> part;
+      if (data) part = SliceIovecs(*data, done, take);
+      if (!VerbsDma(q, s.lkey, false, IBV_ACCESS_LOCAL_WRITE, s.addr + from, data ? &part : nullptr,
+                    take, true))
         return false;
       done += take;
       offset += take;
@@ -719,7 +746,8 @@ void Hca::VerbsUdReceive(int p, VerbsQp& q, Packet* pkt) {
     CompleteRecv(q, r, IBV_WC_LOC_LEN_ERR, IBV_WC_RECV, len + kGrh, pkt);
     return;
   }
-  if (!Scatter(q, r.sges, kGrh, data, len)) {
+  std::vector<iovec> payload{{const_cast<uint8_t*>(data), len}};
+  if (!Scatter(q, r.sges, kGrh, data ? &payload : nullptr, len)) {
     CompleteRecv(q, r, IBV_WC_LOC_PROT_ERR, IBV_WC_RECV, 0, pkt);
     return;
   }
@@ -927,7 +955,6 @@ void Hca::VerbsRequest(int p, VerbsQp& q, Packet* pkt) {
   }
   q.nak_sent = false;
   CountVerbsReceived(*pkt);
-  const uint8_t* data = pkt->data ? pkt->data->data() : nullptr;
   uint32_t len = pkt->payload_len;
   uint8_t* e = Ext(pkt);
   auto nak = [&](uint8_t code) {
@@ -967,22 +994,23 @@ void Hca::VerbsRequest(int p, VerbsQp& q, Packet* pkt) {
       VerbsError(q, qi);
       return;
     }
-    if (starts) q.placing.clear();
+    if (starts) q.placing.Clear();
     // Each packet's bytes are checked as they arrive; they reach memory a chunk at a time.
     bool placed = Scatter(q, q.cur_recv.sges, q.recv_offset, nullptr, len);
     if (placed) {
-      q.placing.insert(q.placing.end(), data, data + len);
+      q.placing.Add(std::move(pkt->data), len);
       q.recv_offset += len;
-      if (ends || q.placing.size() >= kDmaChunk) {
-        auto size = static_cast<uint32_t>(q.placing.size());
-        placed = Scatter(q, q.cur_recv.sges, q.recv_offset - size, q.placing.data(), size);
-        q.placing.clear();
+      if (ends || q.placing.bytes >= kDmaChunk) {
+        std::vector<iovec> iov = q.placing.Iovecs();
+        placed =
+            Scatter(q, q.cur_recv.sges, q.recv_offset - q.placing.bytes, &iov, q.placing.bytes);
+        q.placing.Clear();
       }
     }
     if (!placed) {
       CompleteRecv(q, q.cur_recv, IBV_WC_LOC_PROT_ERR, IBV_WC_RECV, 0, pkt);
       q.have_recv = false;
-      q.placing.clear();
+      q.placing.Clear();
       nak(wire::aeth::kRemoteOperationalError);
       VerbsError(q, q.qpn - kVerbsQpnBase);
       return;
@@ -1004,23 +1032,25 @@ void Hca::VerbsRequest(int p, VerbsQp& q, Packet* pkt) {
       q.write_va = r.va();
       q.write_left = q.write_total = r.dma_length();
       q.write_key = r.rkey();
-      q.placing.clear();
+      q.placing.Clear();
     }
+    const std::vector<iovec>* check_only = nullptr;
     bool placed =
         len <= q.write_left && (!len || VerbsDma(q, q.write_key, true, IBV_ACCESS_REMOTE_WRITE,
-                                                 q.write_va, nullptr, len, true));
+                                                 q.write_va, check_only, len, true));
     if (placed) {
-      q.placing.insert(q.placing.end(), data, data + len);
+      q.placing.Add(std::move(pkt->data), len);
       q.write_va += len;
       q.write_left -= len;
-      if ((ends || q.placing.size() >= kDmaChunk) && !q.placing.empty()) {
+      if ((ends || q.placing.bytes >= kDmaChunk) && q.placing.bytes > 0) {
+        std::vector<iovec> iov = q.placing.Iovecs();
         placed = VerbsDma(q, q.write_key, true, IBV_ACCESS_REMOTE_WRITE,
-                          q.write_va - q.placing.size(), q.placing.data(), q.placing.size(), true);
-        q.placing.clear();
+                          q.write_va - q.placing.bytes, &iov, q.placing.bytes, true);
+        q.placing.Clear();
       }
     }
     if (!placed) {
-      q.placing.clear();
+      q.placing.Clear();
       nak(wire::aeth::kRemoteAccessError);
       return;
     }
@@ -1062,8 +1092,8 @@ void Hca::VerbsRequest(int p, VerbsQp& q, Packet* pkt) {
       if (from + take > chunk_at + chunk.size()) {
         chunk_at = from;
         chunk.resize(std::max(take, std::min(kDmaChunk / mtu * mtu, total - from)));
-        if (!VerbsDma(q, r.rkey(), true, IBV_ACCESS_REMOTE_READ, r.va() + from, chunk.data(),
-                      chunk.size(), false))
+        if (!VerbsDma(q, r.rkey(), true, IBV_ACCESS_REMOTE_READ, r.va() + from,
+                      static_cast<void*>(chunk.data()), chunk.size(), false))
           std::fill(chunk.begin(), chunk.end(), 0);  // unmapped meanwhile: a DMA of nothing
       }
       auto at = chunk.begin() + (from - chunk_at);
@@ -1138,16 +1168,15 @@ void Hca::VerbsResponse(VerbsQp& q, uint32_t qi, Packet* pkt) {
     int32_t k = PsnDiff(psn, w.first_psn);
     if (k < 0 || static_cast<uint32_t>(k) * mtu != w.received) return;  // a gap: the timer resends
     uint32_t len = pkt->payload_len;
-    const uint8_t* data = pkt->data ? pkt->data->data() : nullptr;
-    if (k == 0) w.placing.clear();
+    if (k == 0) w.placing.Clear();
     bool placed = Scatter(q, w.sges, w.received, nullptr, len);
     if (placed) {
-      w.placing.insert(w.placing.end(), data, data + len);
+      w.placing.Add(std::move(pkt->data), len);
       bool last = o == op::kReadResponseLast || o == op::kReadResponseOnly;
-      if (last || w.placing.size() >= kDmaChunk) {
-        auto size = static_cast<uint32_t>(w.placing.size());
-        placed = Scatter(q, w.sges, w.received + len - size, w.placing.data(), size);
-        w.placing.clear();
+      if (last || w.placing.bytes >= kDmaChunk) {
+        std::vector<iovec> iov = w.placing.Iovecs();
+        placed = Scatter(q, w.sges, w.received + len - w.placing.bytes, &iov, w.placing.bytes);
+        w.placing.Clear();
       }
     }
     if (!placed) {
@@ -1170,7 +1199,8 @@ void Hca::VerbsResponse(VerbsQp& q, uint32_t qi, Packet* pkt) {
     if (q.inflight.empty() || !IsReadOrAtomic(q.inflight.front().opcode)) return;
     SendWqe& w = q.inflight.front();
     uint64_t orig = wire::AtomicAckEth{Ext(pkt) + op::kAethBytes}.orig_remote_data();
-    if (!w.sges.empty() && !Scatter(q, {w.sges[0]}, 0, reinterpret_cast<uint8_t*>(&orig), 8)) {
+    std::vector<iovec> value{{&orig, 8}};
+    if (!w.sges.empty() && !Scatter(q, {w.sges[0]}, 0, &value, 8)) {
       SendWqe bad = std::move(w);
       q.inflight.pop_front();
       CompleteSend(q, bad, IBV_WC_LOC_PROT_ERR);

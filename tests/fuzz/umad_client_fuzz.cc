@@ -40,11 +40,12 @@ struct World : fuzzing::FuzzFabric {
   World() {
     // Verbs sessions name pids made of fuzz bytes: the HCA's DMA reads zeros and writes nowhere,
     // so no process (this one included) is touched, while every check before it still runs.
-    hca::SetHostMemoryOps({[](pid_t, uint64_t, void* dst, size_t n) {
-                             std::memset(dst, 0, n);
+    hca::SetHostMemoryOps({[](pid_t, uint64_t, const iovec* local, int count) {
+                             for (int i = 0; i < count; ++i)
+                               std::memset(local[i].iov_base, 0, local[i].iov_len);
                              return true;
                            },
-                           [](pid_t, uint64_t, const void*, size_t) { return true; }});
+                           [](pid_t, uint64_t, const iovec*, int) { return true; }});
     umad = std::make_unique<fabric::UmadService>(ctx, "inproc://umad-fuzz", *f, s, *part);
     Start();
     for (int i = 0; i < 3; ++i) clients[i] = Connect("c" + std::to_string(i));
