@@ -10,13 +10,16 @@
 #include "common/link/link_rate.h"
 #include "common/wire/bth.h"
 #include "common/wire/flow_control_packet.h"
+#include "common/wire/grh.h"
 #include "common/wire/lrh.h"
 
 namespace ibemu::engine {
 
 using link::SimTime;
 
-constexpr int kMaxHeaderBytes = 64;  // LRH + GRH + BTH + the largest extension headers
+// The longest header built: a UD datagram with a GRH and an immediate (LRH 8, GRH 40, BTH 12,
+// DETH 8, ImmDt 4). Connected packets carry no GRH here (docs/blocks/hca_verbs.md).
+constexpr int kMaxHeaderBytes = 72;
 constexpr int kIcrcBytes = 4;
 constexpr int kVcrcBytes = 2;
 constexpr uint32_t kNoFlow = 0xFFFFFFFFu;
@@ -56,7 +59,11 @@ struct Packet {
   Packet* next = nullptr;  // intrusive FIFO link
 
   wire::Lrh lrh() { return wire::Lrh{hdr.data()}; }
-  wire::Bth bth() { return wire::Bth{hdr.data() + wire::kLrhBytes}; }
+  // The BTH follows the LRH, or the GRH when the LRH's LNH says there is one.
+  int grh_bytes() const {
+    return (hdr[1] & 0x3) == static_cast<uint8_t>(wire::Lnh::kIbaGlobal) ? wire::kGrhBytes : 0;
+  }
+  wire::Bth bth() { return wire::Bth{hdr.data() + wire::kLrhBytes + grh_bytes()}; }
   // Bytes on the wire: headers, payload padded to 4 bytes, ICRC and VCRC.
   uint32_t pad() const { return (4 - payload_len % 4) % 4; }
   uint32_t wire_bytes() const { return hdr_len + payload_len + pad() + kIcrcBytes + kVcrcBytes; }

@@ -186,6 +186,14 @@ void UmadService::HandleVerbs(const std::string& routing_id, uint64_t request,
         q.dlid = static_cast<uint16_t>(w.ah().dlid());
         q.sl = static_cast<uint8_t>(w.ah().sl() & 0xF);
         q.src_path_bits = static_cast<uint8_t>(w.ah().src_path_bits());
+        if (w.ah().is_global() && w.ah().dgid().size() == 16) {
+          q.global = true;
+          std::copy(w.ah().dgid().begin(), w.ah().dgid().end(), q.dgid.begin());
+          q.flow_label = w.ah().flow_label() & 0xFFFFF;
+          q.sgid_index = static_cast<uint8_t>(w.ah().sgid_index());
+          q.hop_limit = static_cast<uint8_t>(w.ah().hop_limit());
+          q.traffic_class = static_cast<uint8_t>(w.ah().traffic_class());
+        }
         q.remote_qpn = w.remote_qpn();
         q.remote_qkey = w.remote_qkey();
         q.remote_addr = w.remote_addr();

@@ -173,6 +173,8 @@ class Hca : public mgmt::ManagedNode, private cc::HcaView {
   Packet* VerbsPacket(int p, const VerbsQp& q, uint8_t opcode, uint32_t psn, bool ack_req,
                       uint16_t dlid, uint8_t sl, uint32_t dest_qp);
   void VerbsFinishPacket(Packet* pkt, std::vector<uint8_t> payload);
+  // Makes a UD datagram of a global address handle carry a GRH.
+  void AddGrh(int p, Packet* pkt, const SendWqe& w);
   const MemoryRegion* FindMr(uint32_t key, bool remote) const;
   // The region `key` names if the QP may use it for `access` at [addr, addr + n) (the range
   // unchecked when `bounds` is false): same session and PD, the region's access flags, and for a

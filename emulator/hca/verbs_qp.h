@@ -7,6 +7,7 @@
 #include <sys/types.h>
 #include <sys/uio.h>
 
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -72,6 +73,11 @@ struct SendWqe {
   uint16_t dlid = 0;
   uint8_t sl = 0, src_path_bits = 0;
   uint32_t remote_qpn = 0, remote_qkey = 0;
+  // UD: a global address handle's GRH fields (the datagram then carries a GRH).
+  bool global = false;
+  std::array<uint8_t, 16> dgid{};
+  uint32_t flow_label = 0;
+  uint8_t sgid_index = 0, hop_limit = 0, traffic_class = 0;
   uint32_t length = 0;  // bytes of the message
   // Requester progress.
   uint32_t first_psn = 0;

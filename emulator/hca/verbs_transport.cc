@@ -90,7 +90,7 @@ bool InRegion(const MemoryRegion* mr, uint64_t addr, uint64_t n) {
 }
 
 uint8_t* Ext(Packet* pkt) {
-  return pkt->hdr.data() + wire::kLrhBytes + wire::kBthBytes;
+  return pkt->hdr.data() + wire::kLrhBytes + pkt->grh_bytes() + wire::kBthBytes;
 }
 
 }  // namespace
@@ -383,7 +383,7 @@ bool Hca::VerbsDma(const VerbsQp& q, uint32_t key, bool remote, uint32_t access,
 
 bool Hca::GatherSend(const VerbsQp& q, SendWqe& w, uint32_t offset, uint32_t n,
                      std::vector<uint8_t>* out) {
-  if (w.inlined) {
+  if (w.inlined || n == 0) {  // a message of no bytes has one packet of none
     out->assign(w.inline_data.begin() + offset, w.inline_data.begin() + offset + n);
     return true;
   }
@@ -494,6 +494,7 @@ void Hca::CompleteRecv(VerbsQp& q, const RecvWqe& r, int status, int opcode, uin
     c.solicited = p.bth().se();
     op::Info info = op::Describe(p.bth().opcode());
     if (info.deth) c.src_qp = wire::Deth{Ext(&p)}.src_qp();
+    if (p.grh_bytes()) c.wc_flags |= IBV_WC_GRH;
     if (info.immdt) {
       uint8_t* e = Ext(&p) + (info.deth ? op::kDethBytes : 0) + (info.reth ? op::kRethBytes : 0);
       c.imm = wire::ImmDt{e}.value();
@@ -533,9 +534,9 @@ bool Hca::VerbsReady(const QueuePair& qp, int p, int vl) const {
   const SendWqe& w = q.sq.front();
   uint32_t mtu = MtuBytes(q.attr.path_mtu);
   uint32_t payload = IsReadOrAtomic(w.opcode) ? 0 : std::min(mtu, w.length - w.sent);
-  uint32_t wire = wire::kLrhBytes + wire::kBthBytes + op::kRethBytes + op::kImmDtBytes +
-                  op::kDethBytes + payload + (4 - payload % 4) % 4 + engine::kIcrcBytes +
-                  engine::kVcrcBytes;
+  uint32_t wire = wire::kLrhBytes + (w.global ? wire::kGrhBytes : 0) + wire::kBthBytes +
+                  op::kRethBytes + op::kImmDtBytes + op::kDethBytes + payload +
+                  (4 - payload % 4) % 4 + engine::kIcrcBytes + engine::kVcrcBytes;
   uint32_t blocks = (wire + wire::kCreditBlockBytes - 1) / wire::kCreditBlockBytes;
   const link::Port& pt = ports_[p];
   return pt.tx[pt.Slot(vl, 0)].Fits(blocks);
@@ -600,6 +601,33 @@ void Hca::VerbsFinishPacket(Packet* pkt, std::vector<uint8_t> payload) {
   if (!payload.empty()) pkt->data = std::make_unique<std::vector<uint8_t>>(std::move(payload));
   pkt->bth().set_pad_cnt(static_cast<uint8_t>(pkt->pad()));
   pkt->lrh().set_pkt_len(pkt->pkt_len_words());
+  if (pkt->grh_bytes()) {
+    // PayLen: from the BTH through the ICRC.
+    wire::Grh{pkt->hdr.data() + wire::kLrhBytes}.set_pay_len(
+        static_cast<uint16_t>(pkt->pkt_len_words() * 4 - wire::kLrhBytes - wire::kGrhBytes));
+  }
+}
+
+void Hca::AddGrh(int p, Packet* pkt, const SendWqe& w) {
+  // The BTH and what follows move up by 40 bytes; the LRH says a GRH follows (IBA 8.3, 7.7.5).
+  uint8_t* h = pkt->hdr.data();
+  std::memmove(h + wire::kLrhBytes + wire::kGrhBytes, h + wire::kLrhBytes,
+               pkt->hdr_len - wire::kLrhBytes);
+  pkt->hdr_len = static_cast<uint8_t>(pkt->hdr_len + wire::kGrhBytes);
+  pkt->lrh().set_lnh(wire::Lnh::kIbaGlobal);
+  wire::Grh g{h + wire::kLrhBytes};
+  g.set_ip_ver_tclass_flow(w.traffic_class, w.flow_label);
+  g.set_next_header(wire::kGrhNextHeaderIba);
+  g.set_hop_limit(w.hop_limit);
+  // The source GID: the port's subnet prefix and GUID (GID index 0, the only one).
+  const mgmt::PortMgmt& pm = port_mgmt_[p];
+  uint8_t sgid[16];
+  for (int i = 0; i < 8; ++i) {
+    sgid[i] = static_cast<uint8_t>(pm.gid_prefix >> (56 - 8 * i));
+    sgid[8 + i] = static_cast<uint8_t>(pm.port_guid >> (56 - 8 * i));
+  }
+  g.set_sgid(sgid);
+  g.set_dgid(w.dgid.data());
 }
 
 void Hca::VerbsSendData(int p, int vl, uint32_t qi) {
@@ -711,6 +739,7 @@ void Hca::VerbsUdSend(int p, int vl, uint32_t qi) {
   Packet* pkt = VerbsPacket(p, q, op::kUd | (imm ? op::kSendOnlyImm : op::kSendOnly), q.npsn, false,
                             w.dlid, w.sl, w.remote_qpn);
   q.npsn = PsnAdd(q.npsn, 1);
+  if (w.global) AddGrh(p, pkt, w);
   if (w.solicited) pkt->bth().set_se(true);
   uint8_t* e = Ext(pkt);
   wire::Deth d{e};
@@ -747,7 +776,10 @@ void Hca::VerbsUdReceive(int p, VerbsQp& q, Packet* pkt) {
     return;
   }
   std::vector<iovec> payload{{const_cast<uint8_t*>(data), len}};
-  if (!Scatter(q, r.sges, kGrh, data ? &payload : nullptr, len)) {
+  // A datagram that came with a GRH has it written into those 40 bytes (IBV_WC_GRH).
+  std::vector<iovec> grh{{pkt->hdr.data() + wire::kLrhBytes, kGrh}};
+  if ((pkt->grh_bytes() && !Scatter(q, r.sges, 0, &grh, kGrh)) ||
+      !Scatter(q, r.sges, kGrh, data ? &payload : nullptr, len)) {
     CompleteRecv(q, r, IBV_WC_LOC_PROT_ERR, IBV_WC_RECV, 0, pkt);
     return;
   }
@@ -954,7 +986,6 @@ void Hca::VerbsRequest(int p, VerbsQp& q, Packet* pkt) {
     }
   }
   q.nak_sent = false;
-  CountVerbsReceived(*pkt);
   uint32_t len = pkt->payload_len;
   uint8_t* e = Ext(pkt);
   auto nak = [&](uint8_t code) {
@@ -1015,6 +1046,7 @@ void Hca::VerbsRequest(int p, VerbsQp& q, Packet* pkt) {
       VerbsError(q, q.qpn - kVerbsQpnBase);
       return;
     }
+    CountVerbsReceived(*pkt);
     q.in_message = !ends;
     if (ends) {
       CompleteRecv(q, q.cur_recv, IBV_WC_SUCCESS, IBV_WC_RECV, q.recv_offset, pkt);
@@ -1054,6 +1086,7 @@ void Hca::VerbsRequest(int p, VerbsQp& q, Packet* pkt) {
       nak(wire::aeth::kRemoteAccessError);
       return;
     }
+    CountVerbsReceived(*pkt);
     q.in_message = !ends;
     if (ends) {
       if (info.immdt) {

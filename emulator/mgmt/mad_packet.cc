@@ -37,7 +37,7 @@ bool ParseMadPacket(engine::Packet& p, MadAddress* a) {
   a->vl = lrh.vl();
   a->dest_qp = bth.dest_qp();
   a->pkey = bth.pkey();
-  const uint8_t* deth = p.hdr.data() + wire::kLrhBytes + wire::kBthBytes;
+  const uint8_t* deth = p.hdr.data() + wire::kLrhBytes + p.grh_bytes() + wire::kBthBytes;
   a->qkey = uint32_t{deth[0]} << 24 | uint32_t{deth[1]} << 16 | uint32_t{deth[2]} << 8 | deth[3];
   a->src_qp = uint32_t{deth[5]} << 16 | uint32_t{deth[6]} << 8 | deth[7];
   return true;

@@ -59,8 +59,9 @@ class VerbsPingpong : public ::testing::Test {
     EXPECT_NE(out.find(" iters in "), std::string::npos) << out;
     EXPECT_EQ(out.find("invalid data"), std::string::npos) << out;
     EXPECT_EQ(out.find("Failed status"), std::string::npos) << out;
-    if (args.find("-t") != std::string::npos)  // the timestamps made sense: cycles between them
+    if (args.find("-t") != std::string::npos) {  // the timestamps made sense: cycles between them
       EXPECT_NE(out.find("Average receive completion clock cycles = "), std::string::npos) << out;
+    }
   }
 };
 
@@ -81,8 +82,9 @@ TEST_F(VerbsPingpong, RcAndUcBetweenTwoHostsAfterOpenSmWithTheirDataChecked) {
 }
 
 // UD: one datagram per message up to the 2048-byte MTU, landing 40 bytes into the receive
-// buffer (the GRH's place, which -c checks); SRQ: 16 (and 4) RC QPs drawing on one shared
-// receive queue, completions told apart by their QP number.
+// buffer (the GRH's place, which -c checks), and with -g 0 through global address handles, so
+// every datagram carries a GRH that lands in those 40 bytes; SRQ: 16 (and 4) RC QPs drawing on one
+// shared receive queue, completions told apart by their QP number.
 TEST_F(VerbsPingpong, UdAndSrqBetweenTwoHostsAfterOpenSmWithTheirDataChecked) {
   UpFabric f(Src("configs/topologies/testbed.topo"), {"--sm", "external"});
   SmProcess sm;
@@ -90,6 +92,7 @@ TEST_F(VerbsPingpong, UdAndSrqBetweenTwoHostsAfterOpenSmWithTheirDataChecked) {
   Run(f, "ibv_ud_pingpong", "-s 1 -n 50 -c");
   Run(f, "ibv_ud_pingpong", "-s 2048 -n 100 -c");
   Run(f, "ibv_ud_pingpong", "-s 500 -n 50 -e -c");
+  Run(f, "ibv_ud_pingpong", "-s 1024 -n 50 -g 0 -c");
   Run(f, "ibv_srq_pingpong", "-n 200 -c");
   Run(f, "ibv_srq_pingpong", "-q 4 -s 9000 -n 40 -e -c");
 }

@@ -15,6 +15,7 @@
 #include "common/wire/crc.h"
 #include "common/wire/extension_headers.h"
 #include "common/wire/flow_control_packet.h"
+#include "common/wire/grh.h"
 #include "common/wire/lrh.h"
 #include "common/wire/opcode.h"
 
@@ -569,7 +570,9 @@ TEST(Opcode, TheTableOfExtensionHeadersAndPositions) {
     // UC has the SEND and WRITE rows (0x20..0x2B) and nothing else.
     Info uc = Describe(static_cast<uint8_t>(kUc | r.op));
     EXPECT_EQ(uc.valid(), r.op <= 0x0B);
-    if (uc.valid()) EXPECT_EQ(uc.ext_bytes(), r.ext_bytes);
+    if (uc.valid()) {
+      EXPECT_EQ(uc.ext_bytes(), r.ext_bytes);
+    }
   }
   EXPECT_EQ(Describe(0x00).position, Position::kFirst);
   EXPECT_EQ(Describe(0x0E).position, Position::kMiddle);
@@ -634,4 +637,41 @@ TEST(ExtensionHeaders, FieldsAreBigEndianAtTheirOffsets) {
 }
 
 }  // namespace
+TEST(Grh, FieldsLandOnTheirIpv6Bits) {
+  std::array<uint8_t, kGrhBytes> b{};
+  Grh g{b.data()};
+  g.set_ip_ver_tclass_flow(0xA5, 0xBCDEF);
+  g.set_pay_len(0x1234);
+  g.set_next_header(kGrhNextHeaderIba);
+  g.set_hop_limit(0x40);
+  std::array<uint8_t, 16> sgid, dgid;
+  for (int i = 0; i < 16; ++i) {
+    sgid[i] = static_cast<uint8_t>(i);
+    dgid[i] = static_cast<uint8_t>(0xF0 + i);
+  }
+  g.set_sgid(sgid.data());
+  g.set_dgid(dgid.data());
+  // IPVer 6 | TClass 0xA5 | FlowLabel 0xBCDEF: 0110 1010 0101 1011 1100 ...
+  EXPECT_EQ(b[0], 0x6A);
+  EXPECT_EQ(b[1], 0x5B);
+  EXPECT_EQ(b[2], 0xCD);
+  EXPECT_EQ(b[3], 0xEF);
+  EXPECT_EQ(b[4], 0x12);
+  EXPECT_EQ(b[5], 0x34);
+  EXPECT_EQ(b[6], 0x1B);
+  EXPECT_EQ(b[7], 0x40);
+  EXPECT_TRUE(std::equal(sgid.begin(), sgid.end(), b.begin() + 8));
+  EXPECT_TRUE(std::equal(dgid.begin(), dgid.end(), b.begin() + 24));
+  EXPECT_EQ(g.ip_ver(), 6);
+  EXPECT_EQ(g.tclass(), 0xA5);
+  EXPECT_EQ(g.flow_label(), 0xBCDEFu);
+  EXPECT_EQ(g.pay_len(), 0x1234);
+  EXPECT_EQ(g.next_header(), 0x1B);
+  EXPECT_EQ(g.hop_limit(), 0x40);
+  // A flow label wider than 20 bits does not reach the traffic class.
+  g.set_ip_ver_tclass_flow(0, 0xFFFFFFFF);
+  EXPECT_EQ(g.tclass(), 0);
+  EXPECT_EQ(g.flow_label(), 0xFFFFFu);
+}
+
 }  // namespace ibemu::wire

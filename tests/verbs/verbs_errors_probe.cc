@@ -47,6 +47,30 @@ class VerbsErrors : public ::testing::Test {
     if (devs_) ibv_free_device_list(devs_);
   }
 
+  // A UD QP in RTS with Q_Key `qkey`.
+  ibv_qp* NewUdQp(uint32_t qkey) {
+    ibv_qp_init_attr init{};
+    init.send_cq = init.recv_cq = cq_;
+    init.qp_type = IBV_QPT_UD;
+    init.cap.max_send_wr = init.cap.max_recv_wr = 4;
+    init.cap.max_send_sge = init.cap.max_recv_sge = 1;
+    ibv_qp* q = ibv_create_qp(pd_, &init);
+    if (!q) return nullptr;
+    qps_.push_back(q);
+    ibv_qp_attr a{};
+    a.qp_state = IBV_QPS_INIT;
+    a.port_num = 1;
+    a.qkey = qkey;
+    if (ibv_modify_qp(q, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY))
+      return nullptr;
+    a.qp_state = IBV_QPS_RTR;
+    if (ibv_modify_qp(q, &a, IBV_QP_STATE)) return nullptr;
+    a.qp_state = IBV_QPS_RTS;
+    a.sq_psn = 1;
+    if (ibv_modify_qp(q, &a, IBV_QP_STATE | IBV_QP_SQ_PSN)) return nullptr;
+    return q;
+  }
+
   ibv_qp* NewQp() {
     ibv_qp_init_attr init{};
     init.send_cq = init.recv_cq = cq_;
@@ -179,6 +203,24 @@ TEST_F(VerbsErrors, ASendThatWorksFirst) {
   EXPECT_EQ(got[2].opcode, IBV_WC_SEND);
   EXPECT_EQ(buf_[4096], 0x11);
   EXPECT_EQ(buf_[4096 + 63], 0x11);
+}
+
+// A message of no bytes (one SGE of length 0) is one packet with no payload; a 20000-byte one
+// (ten packets, the last shorter, read and placed by the HCA as one chunk) arrives whole.
+TEST_F(VerbsErrors, AnEmptySendAndALongOneWorkToo) {
+  ibv_qp *a, *b;
+  Pair(&a, &b, IBV_ACCESS_REMOTE_WRITE);
+  for (size_t i = 0; i < 20000; ++i) buf_[i] = static_cast<uint8_t>(i * 7);
+  ASSERT_EQ(Recv(b, 1, At(32768), 32768), 0);
+  ASSERT_EQ(Recv(b, 3, At(32768), 32768), 0);
+  ASSERT_EQ(Send(a, 2, IBV_WR_SEND, At(0), 0, mr_->lkey), 0);
+  ASSERT_EQ(Send(a, 4, IBV_WR_SEND, At(0), 20000, mr_->lkey), 0);
+  auto got = Poll(4);
+  ASSERT_EQ(got.size(), 4u);
+  for (uint64_t id : {1, 2, 3, 4}) EXPECT_EQ(got[id].status, IBV_WC_SUCCESS) << id;
+  EXPECT_EQ(got[1].byte_len, 0u);
+  EXPECT_EQ(got[3].byte_len, 20000u);
+  EXPECT_EQ(std::memcmp(buf_.data(), buf_.data() + 32768, 20000), 0);
 }
 
 TEST_F(VerbsErrors, ABadLkeyIsALocalProtectionErrorAndFlushesTheRest) {
@@ -361,24 +403,8 @@ TEST_F(VerbsErrors, AQpWhosePKeyIndexNamesNoPartitionCannotBeBroughtUp) {
 }
 
 TEST_F(VerbsErrors, ADatagramWithTheWrongQKeyIsDroppedAndCounted) {
-  ibv_qp_init_attr init{};
-  init.send_cq = init.recv_cq = cq_;
-  init.qp_type = IBV_QPT_UD;
-  init.cap.max_send_wr = init.cap.max_recv_wr = 4;
-  init.cap.max_send_sge = init.cap.max_recv_sge = 1;
-  ibv_qp* q = ibv_create_qp(pd_, &init);
+  ibv_qp* q = NewUdQp(0x11111111);
   ASSERT_NE(q, nullptr);
-  qps_.push_back(q);
-  ibv_qp_attr a{};
-  a.qp_state = IBV_QPS_INIT;
-  a.port_num = 1;
-  a.qkey = 0x11111111;
-  ASSERT_EQ(ibv_modify_qp(q, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY), 0);
-  a.qp_state = IBV_QPS_RTR;
-  ASSERT_EQ(ibv_modify_qp(q, &a, IBV_QP_STATE), 0);
-  a.qp_state = IBV_QPS_RTS;
-  a.sq_psn = 1;
-  ASSERT_EQ(ibv_modify_qp(q, &a, IBV_QP_STATE | IBV_QP_SQ_PSN), 0);
   ibv_ah_attr ah{};
   ah.dlid = lid_;
   ah.port_num = 1;
@@ -415,6 +441,72 @@ TEST_F(VerbsErrors, ADatagramWithTheWrongQKeyIsDroppedAndCounted) {
   EXPECT_EQ(got[1].byte_len, 64u + 40u);
   EXPECT_EQ(got[1].src_qp, q->qp_num);
   EXPECT_EQ(ibv_destroy_ah(h), 0);
+}
+
+// Not an error path: a datagram sent to a global address handle carries a GRH, which the
+// receiver finds in the first 40 bytes of its buffer with IBV_WC_GRH (IBA 11.4.1.1, 8.3); one sent
+// to a local address handle does not.
+TEST_F(VerbsErrors, ADatagramToAGlobalAddressBringsItsGrhIntoTheReceiveBuffer) {
+  ibv_qp* q = NewUdQp(0x11111111);
+  ASSERT_NE(q, nullptr);
+  ibv_gid gid;
+  ASSERT_EQ(ibv_query_gid(ctx_, 1, 0, &gid), 0);
+  ibv_ah_attr ah{};
+  ah.dlid = lid_;
+  ah.port_num = 1;
+  ah.is_global = 1;
+  ah.grh.dgid = gid;
+  ah.grh.hop_limit = 64;
+  ah.grh.traffic_class = 0x20;
+  ah.grh.flow_label = 0x12345;
+  ibv_ah* global = ibv_create_ah(pd_, &ah);
+  ah.is_global = 0;
+  ibv_ah* local = ibv_create_ah(pd_, &ah);
+  ASSERT_TRUE(global && local);
+  std::memset(buf_.data(), 0, 2048);
+  ASSERT_EQ(Recv(q, 1, At(0), 1024), 0);
+  ASSERT_EQ(Recv(q, 2, At(1024), 1024), 0);
+  auto send = [&](uint64_t id, ibv_ah* h) {
+    ibv_sge sge{At(8192), 64, mr_->lkey};
+    ibv_send_wr wr{};
+    wr.wr_id = id;
+    wr.opcode = IBV_WR_SEND;
+    wr.sg_list = &sge;
+    wr.num_sge = 1;
+    wr.send_flags = IBV_SEND_SIGNALED;
+    wr.wr.ud.ah = h;
+    wr.wr.ud.remote_qpn = q->qp_num;
+    wr.wr.ud.remote_qkey = 0x11111111;
+    ibv_send_wr* bad = nullptr;
+    return ibv_post_send(q, &wr, &bad);
+  };
+  ASSERT_EQ(send(3, global), 0);
+  ASSERT_EQ(send(4, local), 0);
+  auto got = Poll(4);
+  ASSERT_EQ(got.size(), 4u);
+  ASSERT_EQ(got[1].status, IBV_WC_SUCCESS);
+  EXPECT_TRUE(got[1].wc_flags & IBV_WC_GRH);
+  EXPECT_EQ(got[1].byte_len, 40u + 64u);
+  ibv_grh grh;
+  std::memcpy(&grh, buf_.data(), sizeof grh);
+  EXPECT_EQ(be32toh(grh.version_tclass_flow), 6u << 28 | 0x20u << 20 | 0x12345u);
+  EXPECT_EQ(be16toh(grh.paylen), 12u + 8u + 64u + 4u);  // BTH, DETH, payload, ICRC
+  EXPECT_EQ(grh.next_hdr, 0x1B);
+  EXPECT_EQ(grh.hop_limit, 64);
+  EXPECT_EQ(std::memcmp(grh.sgid.raw, gid.raw, 16), 0);
+  EXPECT_EQ(std::memcmp(grh.dgid.raw, gid.raw, 16), 0);
+  EXPECT_EQ(std::memcmp(buf_.data() + 40, buf_.data() + 8192, 64), 0);
+  // An address handle made from it answers to the sender's GID.
+  ibv_ah_attr back{};
+  ASSERT_EQ(ibv_init_ah_from_wc(ctx_, 1, &got[1], &grh, &back), 0);
+  EXPECT_EQ(back.is_global, 1);
+  EXPECT_EQ(std::memcmp(back.grh.dgid.raw, gid.raw, 16), 0);
+  ASSERT_EQ(got[2].status, IBV_WC_SUCCESS);
+  EXPECT_FALSE(got[2].wc_flags & IBV_WC_GRH);
+  EXPECT_EQ(got[2].byte_len, 40u + 64u);
+  EXPECT_EQ(std::memcmp(buf_.data() + 1024 + 40, buf_.data() + 8192, 64), 0);
+  EXPECT_EQ(ibv_destroy_ah(global), 0);
+  EXPECT_EQ(ibv_destroy_ah(local), 0);
 }
 
 }  // namespace
