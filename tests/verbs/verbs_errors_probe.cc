@@ -71,6 +71,22 @@ class VerbsErrors : public ::testing::Test {
     return q;
   }
 
+  // A signaled UD SEND of the 64 bytes at 8192 from q to itself through address handle h.
+  int SendUd(ibv_qp* q, uint64_t id, ibv_ah* h, uint32_t qkey) {
+    ibv_sge sge{At(8192), 64, mr_->lkey};
+    ibv_send_wr wr{};
+    wr.wr_id = id;
+    wr.opcode = IBV_WR_SEND;
+    wr.sg_list = &sge;
+    wr.num_sge = 1;
+    wr.send_flags = IBV_SEND_SIGNALED;
+    wr.wr.ud.ah = h;
+    wr.wr.ud.remote_qpn = q->qp_num;
+    wr.wr.ud.remote_qkey = qkey;
+    ibv_send_wr* bad = nullptr;
+    return ibv_post_send(q, &wr, &bad);
+  }
+
   ibv_qp* NewQp() {
     ibv_qp_init_attr init{};
     init.send_cq = init.recv_cq = cq_;
@@ -413,20 +429,7 @@ TEST_F(VerbsErrors, ADatagramWithTheWrongQKeyIsDroppedAndCounted) {
   ibv_port_attr before;
   ASSERT_EQ(ibv_query_port(ctx_, 1, &before), 0);
   ASSERT_EQ(Recv(q, 1, At(0), 1024), 0);
-  auto send = [&](uint64_t id, uint32_t qkey) {
-    ibv_sge sge{At(8192), 64, mr_->lkey};
-    ibv_send_wr wr{};
-    wr.wr_id = id;
-    wr.opcode = IBV_WR_SEND;
-    wr.sg_list = &sge;
-    wr.num_sge = 1;
-    wr.send_flags = IBV_SEND_SIGNALED;
-    wr.wr.ud.ah = h;
-    wr.wr.ud.remote_qpn = q->qp_num;
-    wr.wr.ud.remote_qkey = qkey;
-    ibv_send_wr* bad = nullptr;
-    return ibv_post_send(q, &wr, &bad);
-  };
+  auto send = [&](uint64_t id, uint32_t qkey) { return SendUd(q, id, h, qkey); };
   ASSERT_EQ(send(2, 0x22222222), 0);  // wrong Q_Key: sent, dropped at the receiver
   auto got = Poll(1);
   ASSERT_EQ(got.size(), 1u);
@@ -466,20 +469,7 @@ TEST_F(VerbsErrors, ADatagramToAGlobalAddressBringsItsGrhIntoTheReceiveBuffer) {
   std::memset(buf_.data(), 0, 2048);
   ASSERT_EQ(Recv(q, 1, At(0), 1024), 0);
   ASSERT_EQ(Recv(q, 2, At(1024), 1024), 0);
-  auto send = [&](uint64_t id, ibv_ah* h) {
-    ibv_sge sge{At(8192), 64, mr_->lkey};
-    ibv_send_wr wr{};
-    wr.wr_id = id;
-    wr.opcode = IBV_WR_SEND;
-    wr.sg_list = &sge;
-    wr.num_sge = 1;
-    wr.send_flags = IBV_SEND_SIGNALED;
-    wr.wr.ud.ah = h;
-    wr.wr.ud.remote_qpn = q->qp_num;
-    wr.wr.ud.remote_qkey = 0x11111111;
-    ibv_send_wr* bad = nullptr;
-    return ibv_post_send(q, &wr, &bad);
-  };
+  auto send = [&](uint64_t id, ibv_ah* h) { return SendUd(q, id, h, 0x11111111); };
   ASSERT_EQ(send(3, global), 0);
   ASSERT_EQ(send(4, local), 0);
   auto got = Poll(4);
