@@ -61,15 +61,25 @@ wait_for 30 "the fabric" "$B" status --name $NAME
 wait_for 60 "the ports to be active" \
   sh -c '"$0" exec --name "$1" --hca H1 -- ibv_devinfo | grep -q PORT_ACTIVE' "$B" $NAME
 
-PORT=$((20000 + $$ % 20000))
-# flow SOURCE ITERATIONS TAG: ib_write_bw's server on H1, its client on SOURCE.
+# flow SOURCE ITERATIONS TAG: ib_write_bw's server on H1, its client on SOURCE. The TCP port of
+# perftest's handshake is random; a server that ends before it waits for its client (the port
+# was taken by another program) is started again on another.
 flow() {
-  PORT=$((PORT + 1))
-  "$B" exec --name $NAME --hca H1 -- stdbuf -oL ib_write_bw -s 65536 -n "$2" -p $PORT \
-    > "$RUN/$3-server.log" 2>&1 &
-  PIDS+=($!)
-  wait_for 30 "the $3 server" grep -q "Waiting for client" "$RUN/$3-server.log"
-  "$B" exec --name $NAME --hca "$1" -- ib_write_bw -s 65536 -n "$2" -p $PORT localhost \
+  local port server
+  for _ in 1 2 3 4 5; do
+    port=$((20000 + RANDOM % 30000))
+    "$B" exec --name $NAME --hca H1 -- stdbuf -oL ib_write_bw -s 65536 -n "$2" -p $port \
+      > "$RUN/$3-server.log" 2>&1 &
+    server=$!
+    wait_for 30 "the $3 server" \
+      sh -c 'grep -q "Waiting for client" "$0" || ! kill -0 "$1"' "$RUN/$3-server.log" $server
+    grep -q "Waiting for client" "$RUN/$3-server.log" && break
+    wait $server || true
+    server=
+  done
+  [ -n "$server" ] || fail "the $3 server found no free port"
+  PIDS+=($server)
+  "$B" exec --name $NAME --hca "$1" -- ib_write_bw -s 65536 -n "$2" -p $port localhost \
     > "$RUN/$3-client.log" 2>&1 &
   PIDS+=($!)
 }

@@ -1,8 +1,11 @@
 // A fabric brought up with `ibemu up` for the length of one test, and the tools around it: run
 // a program on an HCA port through `ibemu exec`, start OpenSM and wait for SUBNET UP.
 #pragma once
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -27,6 +30,23 @@ using Clock = std::chrono::steady_clock;
 
 inline std::string Src(const std::string& rel) {
   return std::string(IBEMU_SOURCE_DIR) + "/" + rel;
+}
+
+// A TCP port for a test program's out-of-band connection (perftest, the pingpongs): one the
+// kernel gives to a socket bound to port 0, so tests running side by side (ctest -j) do not
+// pick the same one, as ports derived from their pids did.
+inline std::string FreeTcpPort() {
+  int s = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof a;
+  int port = 0;
+  if (s >= 0 && bind(s, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
+      getsockname(s, reinterpret_cast<sockaddr*>(&a), &len) == 0)
+    port = ntohs(a.sin_port);
+  if (s >= 0) close(s);
+  return std::to_string(port);
 }
 
 inline bool HaveTool(const std::string& t) {

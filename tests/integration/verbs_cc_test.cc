@@ -100,7 +100,9 @@ TEST(VerbsCc, TwoRcFlowsIntoOneHostAreMarkedThrottledAndShareFairly) {
   // 2 ms bins: the first flow alone (after its first bin) has H1's 13 Gbit/s, unthrottled.
   EXPECT_NEAR(Mean(a, a0 + 1, b0), 13.0, 0.5);
   for (size_t i = 0; i < b0; ++i)
-    if (!std::isnan(ca[i])) EXPECT_EQ(ca[i], 0) << "at " << t[i] << " ms";
+    if (!std::isnan(ca[i])) {
+      EXPECT_EQ(ca[i], 0) << "at " << t[i] << " ms";
+    }
 
   // Both throttled once they meet: each CCTI rises well above 0.
   double top_a = 0, top_b = 0;

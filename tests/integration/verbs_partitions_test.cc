@@ -35,12 +35,11 @@ TEST(VerbsPartitions, MembersTalkAForeignPKeyIsRefusedAtTheQpAndDroppedAtTheSwit
   CliResult table = f.ExecOnHca("H1", "smpquery -D pkeys 0 1");
   ASSERT_NE(table.out.find("0xffff 0x8001"), std::string::npos) << table.out;
 
-  int run = 0;
   auto pair = [&](const std::string& server_hca, const std::string& client_hca,
                   const std::string& server_args, const std::string& client_args,
                   std::string* server_out) {
-    std::string port = std::to_string(50000 + getpid() % 10000 + ++run);
-    std::string log = f.dir() + "/server" + std::to_string(run) + ".log";
+    std::string port = FreeTcpPort();
+    std::string log = f.dir() + "/server" + port + ".log";
     pid_t server =
         f.SpawnOnHca(server_hca, "stdbuf -oL ib_write_bw -n 5 -p " + port + " " + server_args, log);
     EXPECT_TRUE(WaitForLine(log, "Waiting for client", 20)) << ReadFile(log);

@@ -34,11 +34,10 @@ TEST_F(VerbsPerftest, EveryBandwidthAndLatencyTestCompletesAndReports) {
   SmProcess sm;
   sm.pid = StartOpenSm(f);
   ASSERT_GT(sm.pid, 0) << "OpenSM did not bring the subnet up";
-  int run = 0;
   for (std::string prog : {"ib_send_bw", "ib_write_bw", "ib_read_bw", "ib_atomic_bw", "ib_send_lat",
                            "ib_write_lat", "ib_read_lat"}) {
     SCOPED_TRACE(prog);
-    std::string port = std::to_string(30000 + getpid() % 20000 + ++run);
+    std::string port = FreeTcpPort();
     std::string args = " -n 100 -p " + port;
     std::string log = f.dir() + "/" + prog + ".server.log";
     pid_t server = f.SpawnOnHca("H1", "stdbuf -oL " + prog + args, log);
@@ -69,8 +68,7 @@ TEST_F(VerbsPerftest, IbWriteBwUnderSyntheticLoadGetsHalfTheLink) {
   auto measure = [&](const std::string& config) -> double {
     UpFabric f(Src(config), {"--pace", "0.001"});
     EXPECT_TRUE(f.ready());
-    std::string port =
-        std::to_string(45000 + getpid() % 10000 + (config.find("load") != std::string::npos));
+    std::string port = FreeTcpPort();
     std::string args = " -n 20 -p " + port;
     std::string log = f.dir() + "/server.log";
     pid_t server = f.SpawnOnHca("H1", "stdbuf -oL ib_write_bw" + args, log);
@@ -103,7 +101,7 @@ TEST_F(VerbsPerftest, IbWriteBwUnderSyntheticLoadGetsHalfTheLink) {
 TEST_F(VerbsPerftest, ALinkTakenDownMidTransferEndsTheJobWithRetryExceeded) {
   UpFabric f(Src("configs/topologies/testbed.topo"), {});
   ASSERT_TRUE(f.ready());
-  std::string port = std::to_string(40000 + getpid() % 20000);
+  std::string port = FreeTcpPort();
   std::string args = " -n 1000000 -p " + port;
   std::string slog = f.dir() + "/server.log", clog = f.dir() + "/client.log";
   pid_t server = f.SpawnOnHca("H1", "stdbuf -oL ib_write_bw" + args, slog);

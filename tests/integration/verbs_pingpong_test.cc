@@ -37,9 +37,8 @@ class VerbsPingpong : public ::testing::Test {
   // bed: H1 on S1, H3 on S2). Both must end with status 0 and report their iterations.
   void Run(const UpFabric& f, const std::string& prog, const std::string& args) {
     SCOPED_TRACE(prog + " " + args);
-    static int run = 0;
-    std::string port = std::to_string(20000 + getpid() % 20000 + ++run);
-    std::string log = f.dir() + "/server" + std::to_string(run) + ".log";
+    std::string port = FreeTcpPort();
+    std::string log = f.dir() + "/server" + port + ".log";
     // Line-buffered, so the server's first line shows it is about to listen.
     pid_t server = f.SpawnOnHca("H1", "stdbuf -oL " + prog + " " + args + " -p " + port, log);
     ASSERT_TRUE(WaitForLine(log, "local address", 20)) << ReadFile(log);
