@@ -85,6 +85,26 @@ int NakStatus(uint8_t code) {
   }
 }
 
+// Buffers for the payloads of the packets that carry a message's bytes from `offset`, one per
+// packet of `seg` bytes (the last shorter) and at most kDmaChunk in all (at least one packet):
+// what one DMA fills, so that each packet then takes its buffer without a copy. Returns the
+// buffers as iovecs and their total in *total.
+std::vector<iovec> StagePackets(uint32_t offset, uint32_t length, uint32_t seg,
+                                std::vector<std::vector<uint8_t>>* bufs, uint32_t* total) {
+  bufs->clear();
+  std::vector<iovec> into;
+  *total = 0;
+  for (uint32_t at = offset; at < length;) {
+    uint32_t size = std::min(seg, length - at);
+    if (*total > 0 && *total + size > kDmaChunk) break;
+    std::vector<uint8_t>& b = bufs->emplace_back(size);
+    into.push_back({b.data(), size});
+    *total += size;
+    at += size;
+  }
+  return into;
+}
+
 bool InRegion(const MemoryRegion* mr, uint64_t addr, uint64_t n) {
   return mr && addr >= mr->addr && addr + n >= addr && addr + n <= mr->addr + mr->length;
 }
@@ -390,19 +410,10 @@ bool Hca::GatherSend(const VerbsQp& q, SendWqe& w, uint32_t offset, uint32_t n,
   if (w.staged_next >= w.staged.size() || w.staged_at != offset ||
       w.staged[w.staged_next].size() != n) {
     // Read the next packets' payloads, up to kDmaChunk, into buffers of their own.
-    w.staged.clear();
-    w.staged_next = 0;
     uint32_t seg = q.type == IBV_QPT_UD ? n : std::max(n, MtuBytes(q.attr.path_mtu));
-    std::vector<iovec> into;
-    uint32_t total = 0;
-    for (uint32_t at = offset; at < w.length;) {
-      uint32_t size = std::min(seg, w.length - at);
-      if (total > 0 && total + size > kDmaChunk) break;
-      std::vector<uint8_t>& b = w.staged.emplace_back(size);
-      into.push_back({b.data(), size});
-      total += size;
-      at += size;
-    }
+    uint32_t total;
+    std::vector<iovec> into = StagePackets(offset, w.length, seg, &w.staged, &total);
+    w.staged_next = 0;
     w.staged_at = offset;
     if (!Gather(q, w.sges, offset, total, into)) {
       // Something beyond this packet cannot be read: the error belongs to the packet that
@@ -1107,8 +1118,9 @@ void Hca::VerbsRequest(int p, VerbsQp& q, Packet* pkt) {
     ++q.msn;
     uint32_t mtu = MtuBytes(q.attr.path_mtu);
     uint32_t n = std::max<uint32_t>(1, (total + mtu - 1) / mtu);
-    std::vector<uint8_t> chunk;  // bytes [chunk_at, chunk_at + chunk.size()) of the range
-    uint32_t chunk_at = 0;
+    // The responses' payloads, read a chunk at a time straight into their own buffers.
+    std::vector<std::vector<uint8_t>> staged;
+    size_t next = 0;
     for (uint32_t k = 0; k < n; ++k) {
       uint8_t ro = n == 1       ? op::kReadResponseOnly
                    : k == 0     ? op::kReadResponseFirst
@@ -1121,16 +1133,18 @@ void Hca::VerbsRequest(int p, VerbsQp& q, Packet* pkt) {
         a.set_syndrome(wire::aeth::Ack(wire::aeth::kCreditsInvalid));
         a.set_msn(q.msn);
       }
-      uint32_t from = k * mtu, take = std::min(mtu, total - from);
-      if (from + take > chunk_at + chunk.size()) {
-        chunk_at = from;
-        chunk.resize(std::max(take, std::min(kDmaChunk / mtu * mtu, total - from)));
-        if (!VerbsDma(q, r.rkey(), true, IBV_ACCESS_REMOTE_READ, r.va() + from,
-                      static_cast<void*>(chunk.data()), chunk.size(), false))
-          std::fill(chunk.begin(), chunk.end(), 0);  // unmapped meanwhile: a DMA of nothing
+      if (next == staged.size()) {
+        uint32_t bytes;
+        std::vector<iovec> into = StagePackets(k * mtu, total, mtu, &staged, &bytes);
+        next = 0;
+        if (!VerbsDma(q, r.rkey(), true, IBV_ACCESS_REMOTE_READ, r.va() + k * mtu, &into, bytes,
+                      false)) {
+          for (auto& b : staged) std::fill(b.begin(), b.end(), 0);  // unmapped meanwhile
+        }
       }
-      auto at = chunk.begin() + (from - chunk_at);
-      VerbsFinishPacket(resp, std::vector<uint8_t>(at, at + take));
+      // A READ of no bytes has one response packet with none.
+      VerbsFinishPacket(resp,
+                        next < staged.size() ? std::move(staged[next++]) : std::vector<uint8_t>());
       CountVerbsSent(q.qpn - kVerbsQpnBase, q, *resp);
       VerbsQueueResponse(p, resp, pkt->lrh().slid());
     }
