@@ -182,17 +182,17 @@ class Hca : public mgmt::ManagedNode, private cc::HcaView {
   const MemoryRegion* Region(const VerbsQp& q, uint32_t key, bool remote, uint32_t access,
                              uint64_t addr, uint64_t n, bool bounds = true) const;
   // Reads or writes [addr, addr + n) through key, checking the region, its PD and its access;
-  // with buf null, only checks.
+  // with `local` null, only checks.
   bool VerbsDma(const VerbsQp& q, uint32_t key, bool remote, uint32_t access, uint64_t addr,
                 const std::vector<iovec>* local, size_t n, bool write);
   bool VerbsDma(const VerbsQp& q, uint32_t key, bool remote, uint32_t access, uint64_t addr,
                 void* buf, size_t n, bool write);
-  // A packet's bytes [offset, offset + n) of the WR's message, from its inline data or from the
-  // read-ahead (refilled with up to kDmaChunk bytes when it does not hold them).
   // Results: a data packet of QP qi leaves (bytes and the mechanism's throttling level), or the
   // payload of a peer's packet is taken in order.
   void CountVerbsSent(uint32_t qi, const VerbsQp& q, const Packet& pkt);
   void CountVerbsReceived(const Packet& pkt);
+  // A packet's bytes [offset, offset + n) of the WR's message, from its inline data or from the
+  // read-ahead (refilled with up to kDmaChunk bytes when it does not hold them).
   bool GatherSend(const VerbsQp& q, SendWqe& w, uint32_t offset, uint32_t n,
                   std::vector<uint8_t>* out);
   bool Gather(const VerbsQp& q, const std::vector<Sge>& sges, uint32_t offset, uint32_t n,

@@ -45,11 +45,19 @@ struct Placement {
     bytes += len;
     payloads.push_back(std::move(p));
   }
-  std::vector<iovec> Iovecs() const {
-    std::vector<iovec> v;
-    v.reserve(payloads.size());
-    for (const auto& p : payloads) v.push_back({p->data(), p->size()});
-    return v;
+  // Holds a payload already checked against its destination. Once the message ends or a chunk
+  // is held, `place(iovecs, bytes)` writes all that is held in one DMA ending at the destination
+  // cursor; its result is returned (true while the bytes are only held).
+  template <class Place>
+  bool Hold(std::unique_ptr<std::vector<uint8_t>> p, uint32_t len, bool ends, Place place) {
+    Add(std::move(p), len);
+    if (bytes == 0 || !(ends || bytes >= kDmaChunk)) return true;
+    std::vector<iovec> iov;
+    iov.reserve(payloads.size());
+    for (const auto& q : payloads) iov.push_back({q->data(), q->size()});
+    bool placed = place(&iov, bytes);
+    Clear();
+    return placed;
   }
   void Clear() {
     payloads.clear();

@@ -1040,14 +1040,11 @@ void Hca::VerbsRequest(int p, VerbsQp& q, Packet* pkt) {
     // Each packet's bytes are checked as they arrive; they reach memory a chunk at a time.
     bool placed = Scatter(q, q.cur_recv.sges, q.recv_offset, nullptr, len);
     if (placed) {
-      q.placing.Add(std::move(pkt->data), len);
       q.recv_offset += len;
-      if (ends || q.placing.bytes >= kDmaChunk) {
-        std::vector<iovec> iov = q.placing.Iovecs();
-        placed =
-            Scatter(q, q.cur_recv.sges, q.recv_offset - q.placing.bytes, &iov, q.placing.bytes);
-        q.placing.Clear();
-      }
+      placed = q.placing.Hold(std::move(pkt->data), len, ends,
+                              [&](const std::vector<iovec>* iov, uint32_t n) {
+                                return Scatter(q, q.cur_recv.sges, q.recv_offset - n, iov, n);
+                              });
     }
     if (!placed) {
       CompleteRecv(q, q.cur_recv, IBV_WC_LOC_PROT_ERR, IBV_WC_RECV, 0, pkt);
@@ -1082,15 +1079,13 @@ void Hca::VerbsRequest(int p, VerbsQp& q, Packet* pkt) {
         len <= q.write_left && (!len || VerbsDma(q, q.write_key, true, IBV_ACCESS_REMOTE_WRITE,
                                                  q.write_va, check_only, len, true));
     if (placed) {
-      q.placing.Add(std::move(pkt->data), len);
       q.write_va += len;
       q.write_left -= len;
-      if ((ends || q.placing.bytes >= kDmaChunk) && q.placing.bytes > 0) {
-        std::vector<iovec> iov = q.placing.Iovecs();
-        placed = VerbsDma(q, q.write_key, true, IBV_ACCESS_REMOTE_WRITE,
-                          q.write_va - q.placing.bytes, &iov, q.placing.bytes, true);
-        q.placing.Clear();
-      }
+      placed = q.placing.Hold(std::move(pkt->data), len, ends,
+                              [&](const std::vector<iovec>* iov, uint32_t n) {
+                                return VerbsDma(q, q.write_key, true, IBV_ACCESS_REMOTE_WRITE,
+                                                q.write_va - n, iov, n, true);
+                              });
     }
     if (!placed) {
       q.placing.Clear();
@@ -1217,14 +1212,12 @@ void Hca::VerbsResponse(VerbsQp& q, uint32_t qi, Packet* pkt) {
     uint32_t len = pkt->payload_len;
     if (k == 0) w.placing.Clear();
     bool placed = Scatter(q, w.sges, w.received, nullptr, len);
+    bool last = o == op::kReadResponseLast || o == op::kReadResponseOnly;
     if (placed) {
-      w.placing.Add(std::move(pkt->data), len);
-      bool last = o == op::kReadResponseLast || o == op::kReadResponseOnly;
-      if (last || w.placing.bytes >= kDmaChunk) {
-        std::vector<iovec> iov = w.placing.Iovecs();
-        placed = Scatter(q, w.sges, w.received + len - w.placing.bytes, &iov, w.placing.bytes);
-        w.placing.Clear();
-      }
+      placed = w.placing.Hold(std::move(pkt->data), len, last,
+                              [&](const std::vector<iovec>* iov, uint32_t n) {
+                                return Scatter(q, w.sges, w.received + len - n, iov, n);
+                              });
     }
     if (!placed) {
       SendWqe bad = std::move(w);
@@ -1236,7 +1229,7 @@ void Hca::VerbsResponse(VerbsQp& q, uint32_t qi, Packet* pkt) {
     w.received += len;
     CountVerbsReceived(*pkt);
     progress = true;
-    if (o == op::kReadResponseLast || o == op::kReadResponseOnly) {
+    if (last) {
       CompleteSend(q, w, IBV_WC_SUCCESS);
       q.inflight.pop_front();
       ack_before(psn, true);

@@ -42,11 +42,13 @@ bool FabricLink::Start(const std::string& endpoint) {
   // The monitor tells the I/O thread when the connection is re-established: a restarted fabric
   // has forgotten our Attach, so it must be sent again.
   char monitor_ep[64];
+  size_t fd_size = sizeof dealer_fd_;
   std::snprintf(monitor_ep, sizeof monitor_ep, "inproc://ibemu-umad-monitor-%p",
                 static_cast<void*>(this));
   if (!dealer_ || zmq_socket_monitor(dealer_, monitor_ep, ZMQ_EVENT_CONNECTED) != 0 ||
       !(monitor_ = OpenSocket(ctx_, ZMQ_PAIR)) || zmq_connect(monitor_, monitor_ep) != 0 ||
       zmq_connect(dealer_, endpoint.c_str()) != 0 ||
+      zmq_getsockopt(dealer_, ZMQ_FD, &dealer_fd_, &fd_size) != 0 ||
       (wake_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) < 0) {
     Warn(__func__, "cannot connect to %s: %s", endpoint.c_str(), zmq_strerror(zmq_errno()));
     if (monitor_) zmq_close(monitor_);
@@ -73,10 +75,14 @@ void FabricLink::Stop() {
   Wake();
   thread_.join();
   zmq_close(monitor_);
-  zmq_close(dealer_);
+  {
+    std::lock_guard lock(socket_mu_);
+    zmq_close(dealer_);
+    dealer_ = nullptr;
+  }
   zmq_ctx_term(ctx_);
   close(wake_fd_);
-  monitor_ = dealer_ = ctx_ = nullptr;
+  monitor_ = ctx_ = nullptr;
   wake_fd_ = -1;
   started_ = false;
 }
@@ -91,11 +97,17 @@ void FabricLink::Wake() {
 void FabricLink::Post(const ToFabric& msg) {
   std::string bytes;
   if (!msg.SerializeToString(&bytes)) return;
+  bool unread;
   {
-    std::lock_guard lock(out_mu_);
-    out_.push_back(std::move(bytes));
+    std::lock_guard lock(socket_mu_);
+    if (!dealer_) return;
+    if (zmq_send(dealer_, bytes.data(), bytes.size(), ZMQ_DONTWAIT) < 0)
+      HOST_TRACE("message to the fabric dropped: %s", zmq_strerror(zmq_errno()));
+    unread = Readable();
   }
-  Wake();
+  // The send may have consumed the edge the I/O thread waits on (ZMQ_FD is edge-triggered):
+  // if something is waiting to be read, tell it so.
+  if (unread) Wake();
 }
 
 std::optional<FromFabric> FabricLink::Call(ToFabric msg, std::chrono::milliseconds timeout) {
@@ -115,26 +127,28 @@ std::optional<FromFabric> FabricLink::Call(ToFabric msg, std::chrono::millisecon
   return reply;
 }
 
-void FabricLink::SendQueued() {
-  std::deque<std::string> batch;
-  {
-    std::lock_guard lock(out_mu_);
-    batch.swap(out_);
-  }
-  for (const std::string& bytes : batch) {
-    if (zmq_send(dealer_, bytes.data(), bytes.size(), ZMQ_DONTWAIT) < 0)
-      HOST_TRACE("message to the fabric dropped: %s", zmq_strerror(zmq_errno()));
-  }
+bool FabricLink::Readable() {
+  int events = 0;
+  size_t size = sizeof events;
+  return zmq_getsockopt(dealer_, ZMQ_EVENTS, &events, &size) == 0 && (events & ZMQ_POLLIN);
 }
 
-void FabricLink::ReceiveAll() {
+int FabricLink::ReceiveAll() {
+  int handled = 0;
   for (;;) {
     zmq_msg_t part;
     zmq_msg_init(&part);
-    if (zmq_msg_recv(&part, dealer_, ZMQ_DONTWAIT) < 0) {
-      zmq_msg_close(&part);
-      return;
+    int received;
+    {
+      // Released before the message is handled: a listener may Post from here.
+      std::lock_guard lock(socket_mu_);
+      received = zmq_msg_recv(&part, dealer_, ZMQ_DONTWAIT);
     }
+    if (received < 0) {
+      zmq_msg_close(&part);
+      return handled;
+    }
+    ++handled;
     FromFabric msg;
     bool ok = msg.ParseFromArray(zmq_msg_data(&part), static_cast<int>(zmq_msg_size(&part)));
     zmq_msg_close(&part);
@@ -185,8 +199,14 @@ void FabricLink::ReadMonitor() {
   }
 }
 
+bool FabricLink::TryReceive() {
+  std::unique_lock lock(dispatch_mu_, std::try_to_lock);
+  return lock && ReceiveAll() > 0;
+}
+
 void FabricLink::Run() {
   while (!stop_) {
+    std::unique_lock dispatch(dispatch_mu_);
     auto now = std::chrono::steady_clock::now();
     long timeout_ms = -1;
     if (auto next = listener_->NextDeadline()) {
@@ -194,12 +214,13 @@ void FabricLink::Run() {
       timeout_ms = wait < 0 ? 0 : static_cast<long>(wait);
     }
     std::vector<zmq_pollitem_t> items = {
-        {dealer_, 0, ZMQ_POLLIN, 0},
+        {nullptr, dealer_fd_, ZMQ_POLLIN, 0},
         {monitor_, 0, ZMQ_POLLIN, 0},
         {nullptr, wake_fd_, ZMQ_POLLIN, 0},
     };
     int extra = listener_->ExtraFd();
     if (extra >= 0) items.push_back({nullptr, extra, ZMQ_POLLIN, 0});
+    dispatch.unlock();
     if (zmq_poll(items.data(), static_cast<int>(items.size()), timeout_ms) < 0 &&
         zmq_errno() != EINTR) {
       HOST_TRACE("zmq_poll: %s", zmq_strerror(zmq_errno()));
@@ -208,11 +229,11 @@ void FabricLink::Run() {
       uint64_t count;
       [[maybe_unused]] ssize_t n = read(wake_fd_, &count, sizeof count);
     }
+    dispatch.lock();
     ReceiveAll();
     ReadMonitor();
     if (extra >= 0 && (items[3].revents & ZMQ_POLLIN)) listener_->OnExtraFd();
     listener_->OnTimers(std::chrono::steady_clock::now());
-    SendQueued();
   }
 }
 

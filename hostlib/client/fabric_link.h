@@ -1,15 +1,17 @@
 // A host library's one connection to the fabric: a ZeroMQ DEALER to the ROUTER of `ibemu up`
-// (common/transport/umad.proto), owned by one I/O thread because ZeroMQ sockets are not
-// thread-safe while the umad API is called from many threads at once (OpenSM sends from its
-// sweeper threads while its receiver thread blocks in umad_recv). Application threads hand
-// messages over through a queue; the I/O thread also drives the listener's timers, so request
-// timeouts fire even when the fabric is silent or gone.
+// (common/transport/umad.proto). Application threads send on it themselves, one at a time under
+// a mutex (ZeroMQ sockets are not thread-safe, and OpenSM sends from its sweeper threads while
+// its receiver thread blocks in umad_recv): a verbs doorbell reaches the fabric without waking
+// another thread first, and one socket keeps every message in the order it was sent. An I/O
+// thread receives, waiting on the socket's file descriptor rather than in zmq_poll so that it
+// holds the socket only while reading, and a thread polling for completions may receive first
+// (TryReceive). The I/O thread also drives the listener's timers, so request timeouts fire even
+// when the fabric is silent or gone.
 #pragma once
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
-#include <deque>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -23,7 +25,8 @@ namespace ibemu::hostclient {
 using umad::FromFabric;
 using umad::ToFabric;
 
-// What the I/O thread calls back into. Called on the I/O thread only.
+// What the link calls back into: one call at a time, under the link's dispatch lock, on the I/O
+// thread or on an application thread in TryReceive.
 class LinkListener {
  public:
   virtual ~LinkListener() = default;
@@ -51,11 +54,18 @@ class FabricLink {
   void Stop();
   bool started() const { return started_; }
 
-  // Queues a message; the I/O thread sends it without blocking. When the fabric cannot take it
-  // (no peer, queue full) it is dropped, like a MAD lost on the wire.
+  // Sends a message without blocking. When the fabric cannot take it (no peer, queue full) it is
+  // dropped, like a MAD lost on the wire.
   void Post(const ToFabric& msg);
   // Sends a request that the fabric answers (Query, Attach) and waits for the reply.
   std::optional<FromFabric> Call(ToFabric msg, std::chrono::milliseconds timeout);
+  // Receives and handles what has arrived on the calling thread, unless another thread is at it;
+  // true when something was. A thread polling for completions gets them without waiting for the
+  // I/O thread to be scheduled. The caller must hold no lock a listener takes.
+  bool TryReceive();
+  // Readable (edge-triggered, as ZMQ_FD is) when something may have arrived: for a thread that
+  // blocks waiting for what TryReceive would bring. -1 before Start.
+  int receive_fd() const { return dealer_fd_; }
   // Re-evaluate timers and the extra fd now.
   void Wake();
 
@@ -64,8 +74,9 @@ class FabricLink {
 
  private:
   void Run();
-  void SendQueued();
-  void ReceiveAll();
+  bool Readable();   // under socket_mu_
+  int ReceiveAll();  // under dispatch_mu_; how many messages
+
   void ReadMonitor();
 
   LinkListener* listener_;
@@ -79,8 +90,9 @@ class FabricLink {
   std::atomic<bool> responsive_{true};
   int connects_ = 0;  // I/O thread only
 
-  std::mutex out_mu_;
-  std::deque<std::string> out_;
+  std::mutex dispatch_mu_;  // the listener's calls, and receiving
+  std::mutex socket_mu_;    // dealer_
+  int dealer_fd_ = -1;      // signals, edge-triggered, that dealer_ may have changed state
 
   std::mutex rpc_mu_;
   std::condition_variable rpc_cv_;

@@ -307,6 +307,8 @@ void Host::PostSend(const UmadFile& file, const std::vector<uint8_t>& umad) {
   send->set_mad(umad.data() + kUmadHeaderBytes, umad.size() - kUmadHeaderBytes);
   ToProto(HeaderOf(umad).addr, send->mutable_addr());
   link_.Post(msg);
+  // A send may start a response or ACK timer: the I/O thread waits for the earliest one.
+  link_.Wake();
 }
 
 void Host::PostWire(const UmadFile& file, const WireMads& wire) {

@@ -3,6 +3,8 @@
 // event on its channel at the next completion (only a solicited one, or an error, when armed for
 // solicited), and is disarmed until armed again; the channel's fd is readable while an event
 // waits, so poll/epoll on it work.
+#include <fcntl.h>
+#include <poll.h>
 #include <sched.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -60,26 +62,30 @@ void Cq::Add(const ibv_wc& wc, bool solicited, uint64_t timestamp_ns) {
 
 // A program that spins on an empty CQ competes for the CPU with what would fill it: here the
 // "hardware" is the fabric process and the library's I/O thread, on the same cores. An empty
-// poll therefore yields, so that they run at once rather than when the scheduler preempts the
-// spinner; on two cores this halves perftest's latency tail (docs/performance.md).
-void YieldToTheHca() {
+// poll therefore takes in what the fabric has sent itself, without waiting for the I/O thread to
+// be scheduled, and yields when there was nothing, so that the fabric runs at once rather than
+// when the scheduler preempts the spinner (docs/performance.md).
+bool YieldToTheHca() {
+  if (Hca::Get().Progress()) return true;
   sched_yield();
+  return false;
 }
 
 int PollCq(ibv_cq* ibcq, int num_entries, ibv_wc* wc) {
   Cq* cq = ToCq(ibcq);
-  int n = 0;
-  {
-    std::lock_guard lock(cq->mu);
-    if (cq->overrun) return -EIO;
-    while (n < num_entries && !cq->cqes.empty()) {
-      wc[n++] = cq->cqes.front();
-      cq->cqes.pop_front();
-      cq->timestamps.pop_front();
+  for (int attempt = 0;; ++attempt) {
+    int n = 0;
+    {
+      std::lock_guard lock(cq->mu);
+      if (cq->overrun) return -EIO;
+      while (n < num_entries && !cq->cqes.empty()) {
+        wc[n++] = cq->cqes.front();
+        cq->cqes.pop_front();
+        cq->timestamps.pop_front();
+      }
     }
+    if (n > 0 || attempt > 0 || !YieldToTheHca()) return n;
   }
-  if (n == 0) YieldToTheHca();
-  return n;
 }
 
 namespace {
@@ -105,11 +111,13 @@ int TakeCurrent(Cq* cq) {
 int StartPoll(ibv_cq_ex* cqx, ibv_poll_cq_attr* attr) {
   if (attr && attr->comp_mask) return EINVAL;
   Cq* cq = OfEx(cqx);
-  cq->mu.lock();
-  int r = TakeCurrent(cq);
-  if (r) cq->mu.unlock();  // no end_poll follows a failed start
-  if (r == ENOENT) YieldToTheHca();
-  return r;
+  for (int attempt = 0;; ++attempt) {
+    cq->mu.lock();
+    int r = TakeCurrent(cq);
+    if (r == 0) return 0;
+    cq->mu.unlock();  // no end_poll follows a failed start
+    if (r != ENOENT || attempt > 0 || !YieldToTheHca()) return r;
+  }
 }
 int NextPoll(ibv_cq_ex* cqx) {
   return TakeCurrent(OfEx(cqx));
@@ -280,6 +288,18 @@ IBEMU_EXPORT int ibv_destroy_cq(ibv_cq* ibcq) {
 }
 
 IBEMU_EXPORT int ibv_get_cq_event(ibv_comp_channel* channel, ibv_cq** cq, void** cq_context) {
+  // A blocking wait also watches the connection to the fabric and takes in what arrives itself,
+  // so the completion that raises the event does not wait for the I/O thread to be scheduled.
+  int flags = fcntl(channel->fd, F_GETFL);
+  int link_fd = Hca::Get().progress_fd();
+  if (flags >= 0 && !(flags & O_NONBLOCK) && link_fd >= 0) {
+    for (;;) {
+      pollfd p[2] = {{channel->fd, POLLIN, 0}, {link_fd, POLLIN, 0}};
+      if (poll(p, 2, -1) < 0 && errno != EINTR) break;
+      if (p[0].revents & POLLIN) break;
+      if ((p[1].revents & POLLIN) && !Hca::Get().Progress()) sched_yield();
+    }
+  }
   uint64_t n;
   if (read(channel->fd, &n, sizeof n) != sizeof n) return -1;  // errno from read (EAGAIN, ...)
   CompChannel* c = ToChannel(channel);

@@ -34,7 +34,13 @@ class Hca final : public hostclient::LinkListener {
   // PostSend and PostRecv: no reply; the HCA answers with completions.
   void Post(umad::VerbsRequest req);
 
-  // Where the completions of a QP go, called on the I/O thread.
+  // Takes in what the fabric has sent, on the calling thread, unless another thread is at it
+  // (FabricLink::TryReceive); true when something came. Call with no CQ or QP lock held.
+  bool Progress() { return link_.TryReceive(); }
+  // Readable when Progress may find something (FabricLink::receive_fd), or -1.
+  int progress_fd() const { return link_.receive_fd(); }
+
+  // Where the completions of a QP go, called on the I/O thread or in Progress.
   using CompletionSink = std::function<void(const umad::Completion&)>;
   void SetSink(uint32_t qpn, CompletionSink sink);
   void ClearSink(uint32_t qpn);
