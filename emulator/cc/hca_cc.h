@@ -13,6 +13,10 @@ namespace ibemu::cc {
 using engine::Packet;
 using SimTime = engine::SimTime;
 
+// A gate set to this stays closed until the mechanism sets it again (a window waiting for its
+// acknowledgement).
+constexpr SimTime kGateClosed = INT64_MAX;
+
 class HcaView {
  public:
   virtual ~HcaView() = default;
@@ -63,6 +67,10 @@ class HcaCc {
   virtual void OnControl(HcaView& h, int port, uint32_t a, uint64_t b) {}
   // H7: a side-band broadcast (SideBandView::Broadcast).
   virtual void OnSignal(HcaView& h, uint32_t a, uint64_t b) {}
+  // Whether every RC request packet asks for an acknowledgement (AckReq), not only the last of
+  // a message: for sources whose window or rate is clocked by one ACK per packet (Santos, MVCM).
+  // Asked for every packet.
+  virtual bool AckEachPacket() const { return false; }
   // For results: how hard QP `qp` is throttled now (IB CC: its CCTI), or -1 if the mechanism
   // keeps no such level.
   virtual int Throttle(HcaView& h, uint32_t qp) { return -1; }

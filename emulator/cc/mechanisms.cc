@@ -6,6 +6,9 @@ namespace ibemu::cc {
 namespace ib {
 void Register();
 }
+namespace santos {
+void Register();
+}
 void RegisterProbe();
 
 namespace {
@@ -29,6 +32,7 @@ void RegisterMechanisms() {
                                    return std::make_unique<NoCc>();
                                  });
     ib::Register();
+    santos::Register();
     RegisterProbe();
   });
 }

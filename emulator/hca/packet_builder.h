@@ -14,9 +14,11 @@ struct RcSegment {
   uint32_t psn = 0;
   uint32_t payload = 0;
   bool first = true, last = true;  // position of the segment in its message
+  bool ack_req = false;            // AckReq on a segment that is not the last
 };
 
-// RC SEND First/Middle/Last/Only; AckReq is set on the last segment of a message.
+// RC SEND First/Middle/Last/Only; AckReq is set on the last segment of a message (and on others
+// with ack_req).
 void BuildRcSend(engine::Packet* p, const RcSegment& s);
 // RC ACKNOWLEDGE with an AETH carrying syndrome ACK and the message sequence number.
 void BuildRcAck(engine::Packet* p, uint16_t slid, uint16_t dlid, uint8_t sl, uint8_t vl,

@@ -137,6 +137,7 @@ void Hca::SendData(int p, int vl, uint32_t qi) {
   seg.payload = payload;
   seg.first = qp.sent_in_msg == 0;
   seg.last = qp.sent_in_msg + payload == m.bytes;
+  seg.ack_req = cc_hooks_ && cc_hooks_->AckEachPacket();
 
   Packet* pkt = NewPacket();
   BuildRcSend(pkt, seg);
@@ -179,7 +180,9 @@ void Hca::Park(int p, Ring& r, size_t idx, SimTime until) {
   uint32_t qi = r.qps[idx];
   r.Remove(idx);
   qps_[qi].parked = true;
-  pstate_[p].parked.push({until, qi});
+  // A gate closed until further notice (a window waiting for its ACK) is reopened by the
+  // SetQpGate that lowers it, which queues the QP then; an entry for "never" would never leave.
+  if (until != cc::kGateClosed) pstate_[p].parked.push({until, qi});
 }
 
 SimTime Hca::Unpark(int p) {

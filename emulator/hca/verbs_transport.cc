@@ -568,7 +568,10 @@ Packet* Hca::VerbsPacket(int p, const VerbsQp& q, uint8_t opcode, uint32_t psn, 
   const auto& pkeys = port_mgmt_[p].pkeys;
   bth.set_pkey(q.attr.pkey_index < pkeys.size() ? pkeys[q.attr.pkey_index] : 0xFFFF);
   bth.set_dest_qp(dest_qp);
-  bth.set_ack_req(ack_req);
+  // RC requests that carry data ask for an ACK each when congestion control clocks on them.
+  bool cc_ack = cc_hooks_ && (opcode & 0xE0) == 0 && (opcode & 0x1F) <= op::kWriteOnlyImm &&
+                cc_hooks_->AckEachPacket();
+  bth.set_ack_req(ack_req || cc_ack);
   bth.set_psn(psn);
   pkt->hdr_len =
       static_cast<uint8_t>(wire::kLrhBytes + wire::kBthBytes + op::Describe(opcode).ext_bytes());
