@@ -167,7 +167,7 @@ TEST(SantosMarking, AFullInputBufferMarksAsManyPacketsAsTheSwitchHoldsForItsOutp
   EXPECT_TRUE(f.Send(m, 1, 7, 6));
 }
 
-TEST(SantosMarking, AFullBufferTriggersOnceUntilItHasRoomAgainAndThenRetriggersWithTheNewCount) {
+TEST(SantosMarking, EachArrivalThatFillsABufferTriggersAgainWithTheCountThen) {
   Options o;
   InputMarking m(o);
   Fabric f;
@@ -187,9 +187,12 @@ TEST(SantosMarking, NaiveMarkingMarksOnlyThePacketsInTheFullBuffer) {
   Fabric f;
   f.Enqueue(m, 2, 5);                              // 1: elsewhere
   for (int i = 0; i < 4; ++i) f.Enqueue(m, 1, 5);  // 2..5: full
-  f.Enqueue(m, 1, 5);                              // 6: arrives later (the test's buffer overfills)
   EXPECT_FALSE(f.Send(m, 2, 5, 1));
-  for (uint64_t id = 2; id <= 5; ++id) EXPECT_TRUE(f.Send(m, 1, 5, id)) << id;
+  EXPECT_TRUE(f.Send(m, 1, 5, 2));
+  EXPECT_TRUE(f.Send(m, 1, 5, 3));
+  f.Enqueue(m, 1, 5);  // 6: joins a buffer with room left
+  EXPECT_TRUE(f.Send(m, 1, 5, 4));
+  EXPECT_TRUE(f.Send(m, 1, 5, 5));
   EXPECT_FALSE(f.Send(m, 1, 5, 6));
 }
 

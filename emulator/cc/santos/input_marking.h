@@ -35,13 +35,12 @@ class InputMarking : public SwitchCc {
     bool marked;  // naive: marked while it sat in a full buffer
   };
   void Init(SwitchView& s);
-  bool Full(SwitchView& s, uint32_t used, uint32_t arriving) const;
+  bool BecomesFull(SwitchView& s, uint32_t used, uint32_t arriving) const;
   size_t PortVl(int port, int vl) const { return static_cast<size_t>(port) * vls_ + vl; }
 
   Options opt_;
   int vls_ = 0;
   std::vector<std::vector<Resident>> resident_;  // [input PortVl]: packets queued there
-  std::vector<uint8_t> in_full_, out_full_;      // the trigger's state, for its edge
   std::vector<uint32_t> cnt1_, cnt2_;            // [output PortVl]
   uint64_t leaving_marked_ = 0;                  // naive: the id of a marked packet dequeued
 };
