@@ -17,6 +17,28 @@ namespace ibemu::hostclient {
 
 namespace {
 
+// Application threads run libzmq now, with their signals and cancellation: a signal makes the
+// poll(0) that ends libzmq's command processing fail with EINTR, which must not read as "sent",
+// "nothing to read" or "drained", or a message or its wake-up is lost. And a thread cancelled
+// inside libzmq, or between taking a message and handing it over, would leave the socket or a
+// completion half-done, so cancellation waits until the section is over.
+template <class F>
+int RetryOnEintr(F call) {
+  int rc;
+  while ((rc = call()) < 0 && zmq_errno() == EINTR) {
+  }
+  return rc;
+}
+
+class NoCancel {
+ public:
+  NoCancel() { pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old_); }
+  ~NoCancel() { pthread_setcancelstate(old_, nullptr); }
+
+ private:
+  int old_ = 0;
+};
+
 void* OpenSocket(void* ctx, int type) {
   void* s = zmq_socket(ctx, type);
   if (!s) return nullptr;
@@ -55,6 +77,7 @@ bool FabricLink::Start(const std::string& endpoint) {
     if (dealer_) zmq_close(dealer_);
     zmq_ctx_term(ctx_);
     monitor_ = dealer_ = ctx_ = nullptr;
+    dealer_fd_ = -1;
     return false;
   }
   stop_ = false;
@@ -79,6 +102,7 @@ void FabricLink::Stop() {
     std::lock_guard lock(socket_mu_);
     zmq_close(dealer_);
     dealer_ = nullptr;
+    dealer_fd_ = -1;
   }
   zmq_ctx_term(ctx_);
   close(wake_fd_);
@@ -99,9 +123,11 @@ void FabricLink::Post(const ToFabric& msg) {
   if (!msg.SerializeToString(&bytes)) return;
   bool unread;
   {
+    NoCancel no_cancel;
     std::lock_guard lock(socket_mu_);
     if (!dealer_) return;
-    if (zmq_send(dealer_, bytes.data(), bytes.size(), ZMQ_DONTWAIT) < 0)
+    if (RetryOnEintr([&] { return zmq_send(dealer_, bytes.data(), bytes.size(), ZMQ_DONTWAIT); }) <
+        0)
       HOST_TRACE("message to the fabric dropped: %s", zmq_strerror(zmq_errno()));
     unread = Readable();
   }
@@ -130,7 +156,8 @@ std::optional<FromFabric> FabricLink::Call(ToFabric msg, std::chrono::millisecon
 bool FabricLink::Readable() {
   int events = 0;
   size_t size = sizeof events;
-  return zmq_getsockopt(dealer_, ZMQ_EVENTS, &events, &size) == 0 && (events & ZMQ_POLLIN);
+  return RetryOnEintr([&] { return zmq_getsockopt(dealer_, ZMQ_EVENTS, &events, &size); }) == 0 &&
+         (events & ZMQ_POLLIN);
 }
 
 int FabricLink::ReceiveAll() {
@@ -142,7 +169,7 @@ int FabricLink::ReceiveAll() {
     {
       // Released before the message is handled: a listener may Post from here.
       std::lock_guard lock(socket_mu_);
-      received = zmq_msg_recv(&part, dealer_, ZMQ_DONTWAIT);
+      received = RetryOnEintr([&] { return zmq_msg_recv(&part, dealer_, ZMQ_DONTWAIT); });
     }
     if (received < 0) {
       zmq_msg_close(&part);
@@ -199,9 +226,10 @@ void FabricLink::ReadMonitor() {
   }
 }
 
-bool FabricLink::TryReceive() {
+int FabricLink::TryReceive() {
+  NoCancel no_cancel;
   std::unique_lock lock(dispatch_mu_, std::try_to_lock);
-  return lock && ReceiveAll() > 0;
+  return lock ? ReceiveAll() : -1;
 }
 
 void FabricLink::Run() {

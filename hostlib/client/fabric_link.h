@@ -59,10 +59,11 @@ class FabricLink {
   void Post(const ToFabric& msg);
   // Sends a request that the fabric answers (Query, Attach) and waits for the reply.
   std::optional<FromFabric> Call(ToFabric msg, std::chrono::milliseconds timeout);
-  // Receives and handles what has arrived on the calling thread, unless another thread is at it;
-  // true when something was. A thread polling for completions gets them without waiting for the
-  // I/O thread to be scheduled. The caller must hold no lock a listener takes.
-  bool TryReceive();
+  // Receives and handles what has arrived on the calling thread: how many messages, or -1 when
+  // another thread is at it (it drains the socket). A thread polling for completions gets them
+  // without waiting for the I/O thread to be scheduled. The caller must hold no lock a listener
+  // takes.
+  int TryReceive();
   // Readable (edge-triggered, as ZMQ_FD is) when something may have arrived: for a thread that
   // blocks waiting for what TryReceive would bring. -1 before Start.
   int receive_fd() const { return dealer_fd_; }

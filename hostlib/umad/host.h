@@ -83,7 +83,7 @@ class Host final : public LinkListener {
   // umad_done: IsSM released, issm files removed.
   void Done();
 
-  // LinkListener, on the I/O thread.
+  // LinkListener, on the I/O thread (this library never calls FabricLink::TryReceive).
   void OnFabricMessage(const FromFabric& msg) override;
   void OnReconnected() override;
   std::optional<Clock::time_point> NextDeadline() override;

@@ -1,5 +1,6 @@
-// Completion queues and completion channels. Completions arrive on the library's I/O thread
-// from the emulated HCA; poll_cq takes them in order. A CQ armed with req_notify_cq raises one
+// Completion queues and completion channels. Completions arrive from the emulated HCA on the
+// library's I/O thread, or on a thread polling an empty CQ or waiting for an event
+// (Hca::Progress); poll_cq takes them in order. A CQ armed with req_notify_cq raises one
 // event on its channel at the next completion (only a solicited one, or an error, when armed for
 // solicited), and is disarmed until armed again; the channel's fd is readable while an event
 // waits, so poll/epoll on it work.
@@ -65,8 +66,12 @@ void Cq::Add(const ibv_wc& wc, bool solicited, uint64_t timestamp_ns) {
 // poll therefore takes in what the fabric has sent itself, without waiting for the I/O thread to
 // be scheduled, and yields when there was nothing, so that the fabric runs at once rather than
 // when the scheduler preempts the spinner (docs/performance.md).
+// Inside an ibv_start_poll/ibv_end_poll bracket the thread holds that CQ's lock, and taking in
+// a completion for it here would lock it again: only the I/O thread takes them in then.
+thread_local int open_brackets = 0;
+
 bool YieldToTheHca() {
-  if (Hca::Get().Progress()) return true;
+  if (open_brackets == 0 && Hca::Get().Progress() > 0) return true;
   sched_yield();
   return false;
 }
@@ -114,7 +119,10 @@ int StartPoll(ibv_cq_ex* cqx, ibv_poll_cq_attr* attr) {
   for (int attempt = 0;; ++attempt) {
     cq->mu.lock();
     int r = TakeCurrent(cq);
-    if (r == 0) return 0;
+    if (r == 0) {
+      ++open_brackets;
+      return 0;
+    }
     cq->mu.unlock();  // no end_poll follows a failed start
     if (r != ENOENT || attempt > 0 || !YieldToTheHca()) return r;
   }
@@ -123,6 +131,7 @@ int NextPoll(ibv_cq_ex* cqx) {
   return TakeCurrent(OfEx(cqx));
 }
 void EndPoll(ibv_cq_ex* cqx) {
+  --open_brackets;
   OfEx(cqx)->mu.unlock();
 }
 ibv_wc_opcode ReadOpcode(ibv_cq_ex* c) {
@@ -290,14 +299,17 @@ IBEMU_EXPORT int ibv_destroy_cq(ibv_cq* ibcq) {
 IBEMU_EXPORT int ibv_get_cq_event(ibv_comp_channel* channel, ibv_cq** cq, void** cq_context) {
   // A blocking wait also watches the connection to the fabric and takes in what arrives itself,
   // so the completion that raises the event does not wait for the I/O thread to be scheduled.
+  // Anything unusual (a signal, an fd in error, another thread taking messages in, which then
+  // drains the socket) ends in the plain blocking read, with its errno and restart semantics.
   int flags = fcntl(channel->fd, F_GETFL);
   int link_fd = Hca::Get().progress_fd();
-  if (flags >= 0 && !(flags & O_NONBLOCK) && link_fd >= 0) {
+  if (flags >= 0 && !(flags & O_NONBLOCK) && link_fd >= 0 && open_brackets == 0) {
     for (;;) {
       pollfd p[2] = {{channel->fd, POLLIN, 0}, {link_fd, POLLIN, 0}};
-      if (poll(p, 2, -1) < 0 && errno != EINTR) break;
+      if (poll(p, 2, -1) < 0) break;
+      if ((p[0].revents | p[1].revents) & (POLLERR | POLLHUP | POLLNVAL)) break;
       if (p[0].revents & POLLIN) break;
-      if ((p[1].revents & POLLIN) && !Hca::Get().Progress()) sched_yield();
+      if ((p[1].revents & POLLIN) && Hca::Get().Progress() < 0) break;
     }
   }
   uint64_t n;

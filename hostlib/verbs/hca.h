@@ -34,9 +34,9 @@ class Hca final : public hostclient::LinkListener {
   // PostSend and PostRecv: no reply; the HCA answers with completions.
   void Post(umad::VerbsRequest req);
 
-  // Takes in what the fabric has sent, on the calling thread, unless another thread is at it
-  // (FabricLink::TryReceive); true when something came. Call with no CQ or QP lock held.
-  bool Progress() { return link_.TryReceive(); }
+  // Takes in what the fabric has sent, on the calling thread (FabricLink::TryReceive): how many
+  // messages, or -1 when another thread is at it. Call with no CQ or QP lock held.
+  int Progress() { return link_.TryReceive(); }
   // Readable when Progress may find something (FabricLink::receive_fd), or -1.
   int progress_fd() const { return link_.receive_fd(); }
 

@@ -47,8 +47,8 @@ struct Cq {
   bool solicited_only = false;
   bool overrun = false;  // more completions than cqe: the CQ is in error (IBV_EVENT_CQ_ERR)
 
-  // Called on the library's I/O thread: queues the completion and, when armed for it, raises
-  // one event on the channel.
+  // Called where completions are taken in (the library's I/O thread, or Hca::Progress): queues
+  // the completion and, when armed for it, raises one event on the channel.
   void Add(const ibv_wc& wc, bool solicited, uint64_t timestamp_ns);
 };
 

@@ -80,7 +80,8 @@ TEST(SantosRateFunctions, RatesStayBetweenRminAndRmaxAndLipdAddsOnePacketTimeOfI
 // A switch whose input buffers' fill the test sets; 132 blocks per input VL, four packets.
 class TestSwitch : public SwitchView {
  public:
-  std::map<int, uint32_t> used;  // input -> blocks
+  std::map<int, uint32_t> used;                     // input -> blocks
+  std::map<std::pair<int, int>, uint32_t> arrived;  // (input, output) -> blocks, tails in
   mgmt::CcState cc;
   SimTime Now() const override { return 0; }
   int NumPorts() const override { return 8; }
@@ -89,7 +90,10 @@ class TestSwitch : public SwitchView {
   uint32_t QueuedBlocks(int out, int vl) const override { return 0; }
   uint32_t QueuedBlocksFrom(int in, int out, int vl) const override { return 0; }
   uint32_t ArrivedBlocks(int out, int vl) const override { return 0; }
-  uint32_t ArrivedBlocksFrom(int in, int out, int vl) const override { return 0; }
+  uint32_t ArrivedBlocksFrom(int in, int out, int vl) const override {
+    auto it = arrived.find({in, out});
+    return it == arrived.end() ? 0 : it->second;
+  }
   int ContributingInputs(int out, int vl) const override { return 0; }
   uint32_t InputUsedBlocks(int in, int vl) const override {
     auto it = used.find(in);
@@ -121,16 +125,20 @@ engine::Packet Data(uint64_t id, uint32_t psn = 0) {
 struct Fabric {
   TestSwitch s;
   std::vector<engine::Packet> packets;
-  // Queues packet `id` at input `in` for `out`, counting its blocks in the input's fill.
-  void Enqueue(InputMarking& m, int in, int out) {
+  // Queues the next packet at input `in` for `out`, counting its blocks in the input's fill;
+  // `whole`: its tail has arrived (false: it is cutting through, its head just in).
+  void Enqueue(InputMarking& m, int in, int out, bool whole = true) {
     packets.push_back(Data(packets.size() + 1));
     s.used[in] += 33;
+    if (whole) s.arrived[{in, out}] += 33;
     m.OnEnqueue(s, in, 0, out, 0, packets.back());
+    if (!whole) s.arrived[{in, out}] += 33;  // later
   }
   // Sends the oldest packet queued at `in` for `out`: whether it left with FECN.
   bool Send(InputMarking& m, int in, int out, uint64_t id) {
     engine::Packet& p = packets[id - 1];
     s.used[in] -= 33;
+    s.arrived[{in, out}] -= 33;
     m.OnDequeue(s, in, 0, out, 0, p);
     m.OnTransmit(s, in, out, 0, &p);
     return p.bth().fecn();
@@ -178,6 +186,15 @@ TEST(SantosMarking, EachArrivalThatFillsABufferTriggersAgainWithTheCountThen) {
   EXPECT_EQ(m.ToMark(5, 0), 3u);
   f.Enqueue(m, 1, 5);  // 6: input 1 full again: cnt2 = cnt1 (overwritten, not added)
   EXPECT_EQ(m.ToMark(5, 0), 5u);
+}
+
+TEST(SantosMarking, APacketCuttingThroughNamesNoOutputWhenItFillsTheBuffer) {
+  InputMarking m(Options{});
+  Fabric f;
+  for (int i = 0; i < 3; ++i) f.Enqueue(m, 1, 5);
+  f.Enqueue(m, 1, 7, false);  // fills the buffer, its tail still coming
+  EXPECT_EQ(m.ToMark(5, 0), 3u);
+  EXPECT_EQ(m.ToMark(7, 0), 0u);
 }
 
 TEST(SantosMarking, NaiveMarkingMarksOnlyThePacketsInTheFullBuffer) {
