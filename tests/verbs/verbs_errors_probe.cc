@@ -4,8 +4,10 @@
 // Two RC QPs of the one HCA talk to each other (the HCA loops packets for its own LID back
 // inside, as a real one does). Each case checks the status and errno the real library gives, and
 // that every posted work request completes exactly once.
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <infiniband/verbs.h>
+#include <poll.h>
 
 #include <chrono>
 #include <cstring>
@@ -500,3 +502,231 @@ TEST_F(VerbsErrors, ADatagramToAGlobalAddressBringsItsGrhIntoTheReceiveBuffer) {
 }
 
 }  // namespace
+
+namespace {
+
+// An atomic WR on the 8 bytes at remote `remote`, the old value landing at local `local`.
+int Atomic(ibv_qp* q, uint64_t wr_id, ibv_wr_opcode op, uint64_t local, uint32_t lkey,
+           uint64_t remote, uint32_t rkey, uint64_t compare_add, uint64_t swap) {
+  ibv_sge sge{local, 8, lkey};
+  ibv_send_wr wr{};
+  wr.wr_id = wr_id;
+  wr.opcode = op;
+  wr.sg_list = &sge;
+  wr.num_sge = 1;
+  wr.send_flags = IBV_SEND_SIGNALED;
+  wr.wr.atomic.remote_addr = remote;
+  wr.wr.atomic.rkey = rkey;
+  wr.wr.atomic.compare_add = compare_add;
+  wr.wr.atomic.swap = swap;
+  ibv_send_wr* bad = nullptr;
+  return ibv_post_send(q, &wr, &bad);
+}
+
+uint64_t Load64(const uint8_t* p) {
+  uint64_t v;
+  std::memcpy(&v, p, 8);
+  return v;
+}
+
+}  // namespace
+
+// The one-sided operations change (or read) the target's memory without the target calling
+// verbs, each with its result: a 20000-byte WRITE and READ (several packets, chunked DMA), then
+// fetch-and-add and compare-and-swap, a successful and a failing one.
+TEST_F(VerbsErrors, OneSidedOperationsReachTheTargetsMemoryWithTheirResults) {
+  ibv_qp *a, *b;
+  Pair(&a, &b, IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC);
+  for (size_t i = 0; i < 20000; ++i) buf_[i] = static_cast<uint8_t>(i * 13 + 1);
+  ASSERT_EQ(Send(a, 1, IBV_WR_RDMA_WRITE, At(0), 20000, mr_->lkey, At(32768), mr_->rkey), 0);
+  auto w = Poll(1);
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_EQ(w[1].status, IBV_WC_SUCCESS);
+  EXPECT_EQ(w[1].opcode, IBV_WC_RDMA_WRITE);
+  EXPECT_EQ(std::memcmp(buf_.data(), buf_.data() + 32768, 20000), 0);
+
+  for (size_t i = 0; i < 20000; ++i) buf_[32768 + i] = static_cast<uint8_t>(i * 29 + 3);
+  std::memset(buf_.data(), 0, 20000);
+  ASSERT_EQ(Send(a, 2, IBV_WR_RDMA_READ, At(0), 20000, mr_->lkey, At(32768), mr_->rkey), 0);
+  auto r = Poll(1);
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[2].status, IBV_WC_SUCCESS);
+  EXPECT_EQ(r[2].opcode, IBV_WC_RDMA_READ);
+  EXPECT_EQ(r[2].byte_len, 20000u);
+  EXPECT_EQ(std::memcmp(buf_.data(), buf_.data() + 32768, 20000), 0);
+
+  const size_t target = 60000, old = 60016;  // 8-byte aligned, inside the region
+  uint64_t v = 0x1122334455667788;
+  std::memcpy(&buf_[target], &v, 8);
+  ASSERT_EQ(
+      Atomic(a, 3, IBV_WR_ATOMIC_FETCH_AND_ADD, At(old), mr_->lkey, At(target), mr_->rkey, 5, 0),
+      0);
+  auto f = Poll(1);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[3].status, IBV_WC_SUCCESS);
+  EXPECT_EQ(f[3].opcode, IBV_WC_FETCH_ADD);
+  EXPECT_EQ(Load64(&buf_[old]), v);
+  EXPECT_EQ(Load64(&buf_[target]), v + 5);
+
+  ASSERT_EQ(
+      Atomic(a, 4, IBV_WR_ATOMIC_CMP_AND_SWP, At(old), mr_->lkey, At(target), mr_->rkey, v + 5, 77),
+      0);
+  ASSERT_EQ(
+      Atomic(a, 5, IBV_WR_ATOMIC_CMP_AND_SWP, At(old + 8), mr_->lkey, At(target), mr_->rkey, v, 99),
+      0);
+  auto c = Poll(2);
+  ASSERT_EQ(c.size(), 2u);
+  EXPECT_EQ(c[4].status, IBV_WC_SUCCESS);
+  EXPECT_EQ(c[4].opcode, IBV_WC_COMP_SWAP);
+  EXPECT_EQ(Load64(&buf_[old]), v + 5);    // equal: swapped
+  EXPECT_EQ(Load64(&buf_[old + 8]), 77u);  // the second saw the first's swap, and failed
+  EXPECT_EQ(Load64(&buf_[target]), 77u);
+}
+
+// SEND and RDMA WRITE with immediate: the receiver's completion carries the immediate (in
+// network order, as posted) and says which it was; the WRITE's data is in place.
+TEST_F(VerbsErrors, ImmediatesArriveWithTheirCompletions) {
+  ibv_qp *a, *b;
+  Pair(&a, &b, IBV_ACCESS_REMOTE_WRITE);
+  ASSERT_EQ(Recv(b, 1, At(4096), 256), 0);
+  ASSERT_EQ(Recv(b, 2, At(4096), 256), 0);
+  std::memset(buf_.data(), 0x3c, 128);
+  auto post = [&](uint64_t id, ibv_wr_opcode op, uint32_t imm) {
+    ibv_sge sge{At(0), 128, mr_->lkey};
+    ibv_send_wr wr{};
+    wr.wr_id = id;
+    wr.opcode = op;
+    wr.sg_list = &sge;
+    wr.num_sge = 1;
+    wr.send_flags = IBV_SEND_SIGNALED;
+    wr.imm_data = htonl(imm);
+    wr.wr.rdma.remote_addr = At(16384);
+    wr.wr.rdma.rkey = mr_->rkey;
+    ibv_send_wr* bad = nullptr;
+    return ibv_post_send(a, &wr, &bad);
+  };
+  ASSERT_EQ(post(3, IBV_WR_SEND_WITH_IMM, 0xabcd0001), 0);
+  ASSERT_EQ(post(4, IBV_WR_RDMA_WRITE_WITH_IMM, 0xabcd0002), 0);
+  auto got = Poll(4);
+  ASSERT_EQ(got.size(), 4u);
+  for (uint64_t id : {1, 2, 3, 4}) EXPECT_EQ(got[id].status, IBV_WC_SUCCESS) << id;
+  EXPECT_EQ(got[1].opcode, IBV_WC_RECV);
+  EXPECT_TRUE(got[1].wc_flags & IBV_WC_WITH_IMM);
+  EXPECT_EQ(ntohl(got[1].imm_data), 0xabcd0001u);
+  EXPECT_EQ(got[1].byte_len, 128u);
+  EXPECT_EQ(got[2].opcode, IBV_WC_RECV_RDMA_WITH_IMM);
+  EXPECT_TRUE(got[2].wc_flags & IBV_WC_WITH_IMM);
+  EXPECT_EQ(ntohl(got[2].imm_data), 0xabcd0002u);
+  EXPECT_EQ(got[3].opcode, IBV_WC_SEND);
+  EXPECT_EQ(got[4].opcode, IBV_WC_RDMA_WRITE);
+  EXPECT_EQ(buf_[16384], 0x3c);
+  EXPECT_EQ(buf_[16384 + 127], 0x3c);
+  EXPECT_EQ(buf_[4096], 0x3c);  // the SEND's bytes
+}
+
+// An SRQ armed with a limit raises IBV_EVENT_SRQ_LIMIT_REACHED once fewer WQEs than the limit are
+// left, through the async fd, which poll() sees readable; the event disarms the limit.
+TEST_F(VerbsErrors, TheSrqLimitEventArrivesOnThePollableAsyncFd) {
+  ibv_srq_init_attr sattr{};
+  sattr.attr.max_wr = 8;
+  sattr.attr.max_sge = 1;
+  ibv_srq* srq = ibv_create_srq(pd_, &sattr);
+  ASSERT_NE(srq, nullptr);
+  ibv_qp_init_attr init{};
+  init.send_cq = init.recv_cq = cq_;
+  init.srq = srq;
+  init.qp_type = IBV_QPT_RC;
+  init.cap.max_send_wr = 8;
+  init.cap.max_send_sge = 1;
+  ibv_qp* b = ibv_create_qp(pd_, &init);
+  ASSERT_NE(b, nullptr);
+  qps_.push_back(b);
+  ibv_qp* a = NewQp();
+  ASSERT_EQ(ToInit(a, 0), 0);
+  ASSERT_EQ(ToInit(b, 0), 0);
+  ASSERT_EQ(ToRtr(a, b->qp_num), 0);
+  ASSERT_EQ(ToRtr(b, a->qp_num), 0);
+  ASSERT_EQ(ToRts(a, 3, 1), 0);
+  ASSERT_EQ(ToRts(b, 3, 1), 0);
+  for (uint64_t i = 0; i < 3; ++i) {
+    ibv_sge sge{At(4096 + 256 * i), 256, mr_->lkey};
+    ibv_recv_wr wr{};
+    wr.wr_id = 10 + i;
+    wr.sg_list = &sge;
+    wr.num_sge = 1;
+    ibv_recv_wr* bad = nullptr;
+    ASSERT_EQ(ibv_post_srq_recv(srq, &wr, &bad), 0);
+  }
+  ibv_srq_attr limit{};
+  limit.srq_limit = 2;
+  ASSERT_EQ(ibv_modify_srq(srq, &limit, IBV_SRQ_LIMIT), 0);
+  pollfd pfd{ctx_->async_fd, POLLIN, 0};
+  EXPECT_EQ(poll(&pfd, 1, 0), 0);                               // nothing yet
+  ASSERT_EQ(Send(a, 1, IBV_WR_SEND, At(0), 64, mr_->lkey), 0);  // 2 left: not below the limit
+  ASSERT_EQ(Poll(2).size(), 2u);
+  EXPECT_EQ(poll(&pfd, 1, 0), 0);
+  ASSERT_EQ(Send(a, 2, IBV_WR_SEND, At(0), 64, mr_->lkey), 0);  // 1 left: below
+  ASSERT_EQ(Poll(2).size(), 2u);
+  ASSERT_EQ(poll(&pfd, 1, 2000), 1);
+  ibv_async_event e{};
+  ASSERT_EQ(ibv_get_async_event(ctx_, &e), 0);
+  EXPECT_EQ(e.event_type, IBV_EVENT_SRQ_LIMIT_REACHED);
+  EXPECT_EQ(e.element.srq, srq);
+  ibv_ack_async_event(&e);
+  EXPECT_EQ(poll(&pfd, 1, 0), 0);  // one event only
+  ibv_srq_attr now{};
+  ASSERT_EQ(ibv_query_srq(srq, &now), 0);
+  EXPECT_EQ(now.srq_limit, 0u);  // disarmed
+  ibv_destroy_qp(b);
+  qps_.pop_back();
+  EXPECT_EQ(ibv_destroy_srq(srq), 0);
+}
+
+// A CQ on a completion channel, armed, makes the channel's fd readable at its next completion,
+// for poll() as for ibv_get_cq_event; unarmed, it does not.
+TEST_F(VerbsErrors, ACompletionChannelIsPollable) {
+  ibv_comp_channel* ch = ibv_create_comp_channel(ctx_);
+  ASSERT_NE(ch, nullptr);
+  ibv_cq* ecq = ibv_create_cq(ctx_, 16, this, ch, 0);
+  ASSERT_NE(ecq, nullptr);
+  ibv_qp_init_attr init{};
+  init.send_cq = init.recv_cq = ecq;
+  init.qp_type = IBV_QPT_RC;
+  init.cap.max_send_wr = init.cap.max_recv_wr = 4;
+  init.cap.max_send_sge = init.cap.max_recv_sge = 1;
+  ibv_qp* a = ibv_create_qp(pd_, &init);
+  ibv_qp* b = ibv_create_qp(pd_, &init);
+  ASSERT_TRUE(a && b);
+  ASSERT_EQ(ToInit(a, IBV_ACCESS_REMOTE_WRITE), 0);
+  ASSERT_EQ(ToInit(b, IBV_ACCESS_REMOTE_WRITE), 0);
+  ASSERT_EQ(ToRtr(a, b->qp_num), 0);
+  ASSERT_EQ(ToRtr(b, a->qp_num), 0);
+  ASSERT_EQ(ToRts(a, 3, 1), 0);
+  ASSERT_EQ(ToRts(b, 3, 1), 0);
+  pollfd pfd{ch->fd, POLLIN, 0};
+  // Unarmed: a completion raises no event.
+  ASSERT_EQ(Send(a, 1, IBV_WR_RDMA_WRITE, At(0), 8, mr_->lkey, At(8192), mr_->rkey), 0);
+  ibv_wc wc{};
+  auto until = Clock::now() + std::chrono::seconds(10);
+  while (ibv_poll_cq(ecq, 1, &wc) == 0 && Clock::now() < until) {
+  }
+  EXPECT_EQ(wc.wr_id, 1u);
+  EXPECT_EQ(poll(&pfd, 1, 50), 0);
+  // Armed: the next one does.
+  ASSERT_EQ(ibv_req_notify_cq(ecq, 0), 0);
+  ASSERT_EQ(Send(a, 2, IBV_WR_RDMA_WRITE, At(0), 8, mr_->lkey, At(8192), mr_->rkey), 0);
+  ASSERT_EQ(poll(&pfd, 1, 5000), 1);
+  ibv_cq* which = nullptr;
+  void* context = nullptr;
+  ASSERT_EQ(ibv_get_cq_event(ch, &which, &context), 0);
+  EXPECT_EQ(which, ecq);
+  EXPECT_EQ(context, this);
+  ibv_ack_cq_events(ecq, 1);
+  ASSERT_EQ(ibv_poll_cq(ecq, 1, &wc), 1);
+  EXPECT_EQ(wc.wr_id, 2u);
+  EXPECT_EQ(poll(&pfd, 1, 0), 0);
+  ibv_destroy_qp(a);
+  ibv_destroy_qp(b);
+  EXPECT_EQ(ibv_destroy_cq(ecq), 0);
+  EXPECT_EQ(ibv_destroy_comp_channel(ch), 0);
+}
