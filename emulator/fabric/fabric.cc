@@ -102,6 +102,7 @@ void InitManagement(mgmt::ManagedNode* d, const scenario::Scenario& s, int n,
       SetLinkFields(&pm, c->rate);
       d->port(p).phys_state = 5;  // LinkUp
       d->port(p).port_state = builtin ? 4 : 2;
+      d->set_active_on_link_up(builtin);
       pm.lid = builtin && !sw ? lids.lid[n][p] : 0;
     } else {
       SetLinkFields(&pm, link::LinkRate{});

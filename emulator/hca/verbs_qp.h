@@ -206,7 +206,10 @@ struct VerbsQp {
   uint32_t write_key = 0;
   // SEND or WRITE bytes checked and not yet placed; they end at recv_offset or write_va.
   Placement placing;
-  bool nak_sent = false;  // one PSN sequence error NAK per gap (IBA 9.7.5.1.2)
+  bool nak_sent = false;
+  // The last atomics' (PSN, original value), replayed to a duplicate request.
+  std::deque<std::pair<uint32_t, uint64_t>>
+      atomic_results;  // one PSN sequence error NAK per gap (IBA 9.7.5.1.2)
 };
 
 }  // namespace ibemu::hca

@@ -973,6 +973,68 @@ void Hca::VerbsAck(int p, VerbsQp& q, const Packet& request, uint8_t syndrome, u
   VerbsQueueResponse(p, ack, r.lrh().slid());
 }
 
+void Hca::VerbsAtomicAck(int p, VerbsQp& q, const Packet& request, uint32_t psn, uint64_t orig) {
+  Packet& r = const_cast<Packet&>(request);
+  Packet* resp = VerbsPacket(p, q, op::kRc | op::kAtomicAcknowledge, psn, false, r.lrh().slid(),
+                             r.lrh().sl(), q.attr.dest_qpn);
+  uint8_t* re = Ext(resp);
+  wire::Aeth k{re};
+  k.set_syndrome(wire::aeth::Ack(wire::aeth::kCreditsInvalid));
+  k.set_msn(q.msn);
+  wire::AtomicAckEth{re + op::kAethBytes}.set_orig_remote_data(orig);
+  VerbsFinishPacket(resp, {});
+  VerbsQueueResponse(p, resp, r.lrh().slid());
+}
+
+uint32_t Hca::ReadResponsePackets(const VerbsQp& q, uint32_t total) const {
+  uint32_t mtu = MtuBytes(q.attr.path_mtu);
+  return std::max<uint32_t>(1, (total + mtu - 1) / mtu);
+}
+
+// The responses to the READ request `pkt` at PSN `psn`, its whole range checked first; false
+// when the range may not be read (the caller NAKs). A duplicate request runs again: memory is
+// read anew, as IBA 9.7.5.1.1 has the responder do.
+bool Hca::VerbsReadResponses(int p, VerbsQp& q, Packet* pkt, uint32_t psn) {
+  wire::Reth r{Ext(pkt)};
+  uint32_t total = r.dma_length();
+  // The whole range is checked before any response goes out; each packet's bytes are read
+  // when it is built.
+  if (!Region(q, r.rkey(), true, IBV_ACCESS_REMOTE_READ, r.va(), total)) return false;
+  uint32_t mtu = MtuBytes(q.attr.path_mtu);
+  uint32_t n = ReadResponsePackets(q, total);
+  // The responses' payloads, read a chunk at a time straight into their own buffers.
+  std::vector<std::vector<uint8_t>> staged;
+  size_t next = 0;
+  for (uint32_t k = 0; k < n; ++k) {
+    uint8_t ro = n == 1       ? op::kReadResponseOnly
+                 : k == 0     ? op::kReadResponseFirst
+                 : k == n - 1 ? op::kReadResponseLast
+                              : op::kReadResponseMiddle;
+    Packet* resp = VerbsPacket(p, q, op::kRc | ro, PsnAdd(psn, k), false, pkt->lrh().slid(),
+                               pkt->lrh().sl(), q.attr.dest_qpn);
+    if (op::Describe(ro).aeth) {
+      wire::Aeth a{Ext(resp)};
+      a.set_syndrome(wire::aeth::Ack(wire::aeth::kCreditsInvalid));
+      a.set_msn(q.msn);
+    }
+    if (next == staged.size()) {
+      uint32_t bytes;
+      std::vector<iovec> into = StagePackets(k * mtu, total, mtu, &staged, &bytes);
+      next = 0;
+      if (!VerbsDma(q, r.rkey(), true, IBV_ACCESS_REMOTE_READ, r.va() + k * mtu, &into, bytes,
+                    false)) {
+        for (auto& b : staged) std::fill(b.begin(), b.end(), 0);  // unmapped meanwhile
+      }
+    }
+    // A READ of no bytes has one response packet with none.
+    VerbsFinishPacket(resp,
+                      next < staged.size() ? std::move(staged[next++]) : std::vector<uint8_t>());
+    CountVerbsSent(q.qpn - kVerbsQpnBase, q, *resp);
+    VerbsQueueResponse(p, resp, pkt->lrh().slid());
+  }
+  return true;
+}
+
 void Hca::VerbsRequest(int p, VerbsQp& q, Packet* pkt) {
   wire::Bth bth = pkt->bth();
   op::Info info = op::Describe(bth.opcode());
@@ -988,10 +1050,18 @@ void Hca::VerbsRequest(int p, VerbsQp& q, Packet* pkt) {
       q.in_message = false;
       q.epsn = psn;
     } else if (d < 0) {
-      // A duplicate: the requester missed our ACK, so it gets it again (IBA 9.7.5.1.1).
-      if (bth.ack_req() || o == op::kReadRequest)
+      // A duplicate (IBA 9.7.5.1.1): the requester missed our response. A READ runs again, an
+      // atomic gets the result it had (it must not run twice), anything else the latest ACK.
+      if (o == op::kReadRequest) {
+        if (!VerbsReadResponses(p, q, pkt, psn))
+          VerbsAck(p, q, *pkt, wire::aeth::Nak(wire::aeth::kRemoteAccessError), psn);
+      } else if (o == op::kCompareSwap || o == op::kFetchAdd) {
+        for (const auto& [done_psn, orig] : q.atomic_results)
+          if (done_psn == psn) VerbsAtomicAck(p, q, *pkt, psn, orig);
+      } else if (bth.ack_req()) {
         VerbsAck(p, q, *pkt, wire::aeth::Ack(wire::aeth::kCreditsInvalid),
                  PsnAdd(q.epsn, 0xFFFFFF));
+      }
       return;
     } else {
       if (!q.nak_sent) VerbsAck(p, q, *pkt, wire::aeth::Nak(wire::aeth::kPsnSequenceError), q.epsn);
@@ -1105,48 +1175,13 @@ void Hca::VerbsRequest(int p, VerbsQp& q, Packet* pkt) {
       ++q.msn;
     }
   } else if (o == op::kReadRequest && rc) {
-    wire::Reth r{e};
-    uint32_t total = r.dma_length();
-    // The whole range is checked before any response goes out; each packet's bytes are read
-    // when it is built.
-    if (!Region(q, r.rkey(), true, IBV_ACCESS_REMOTE_READ, r.va(), total)) {
+    ++q.msn;  // the responses carry it
+    if (!VerbsReadResponses(p, q, pkt, psn)) {
+      --q.msn;
       nak(wire::aeth::kRemoteAccessError);
       return;
     }
-    ++q.msn;
-    uint32_t mtu = MtuBytes(q.attr.path_mtu);
-    uint32_t n = std::max<uint32_t>(1, (total + mtu - 1) / mtu);
-    // The responses' payloads, read a chunk at a time straight into their own buffers.
-    std::vector<std::vector<uint8_t>> staged;
-    size_t next = 0;
-    for (uint32_t k = 0; k < n; ++k) {
-      uint8_t ro = n == 1       ? op::kReadResponseOnly
-                   : k == 0     ? op::kReadResponseFirst
-                   : k == n - 1 ? op::kReadResponseLast
-                                : op::kReadResponseMiddle;
-      Packet* resp = VerbsPacket(p, q, op::kRc | ro, PsnAdd(psn, k), false, pkt->lrh().slid(),
-                                 pkt->lrh().sl(), q.attr.dest_qpn);
-      if (op::Describe(ro).aeth) {
-        wire::Aeth a{Ext(resp)};
-        a.set_syndrome(wire::aeth::Ack(wire::aeth::kCreditsInvalid));
-        a.set_msn(q.msn);
-      }
-      if (next == staged.size()) {
-        uint32_t bytes;
-        std::vector<iovec> into = StagePackets(k * mtu, total, mtu, &staged, &bytes);
-        next = 0;
-        if (!VerbsDma(q, r.rkey(), true, IBV_ACCESS_REMOTE_READ, r.va() + k * mtu, &into, bytes,
-                      false)) {
-          for (auto& b : staged) std::fill(b.begin(), b.end(), 0);  // unmapped meanwhile
-        }
-      }
-      // A READ of no bytes has one response packet with none.
-      VerbsFinishPacket(resp,
-                        next < staged.size() ? std::move(staged[next++]) : std::vector<uint8_t>());
-      CountVerbsSent(q.qpn - kVerbsQpnBase, q, *resp);
-      VerbsQueueResponse(p, resp, pkt->lrh().slid());
-    }
-    q.epsn = PsnAdd(q.epsn, n);
+    q.epsn = PsnAdd(q.epsn, ReadResponsePackets(q, wire::Reth{e}.dma_length()));
     return;
   } else if ((o == op::kCompareSwap || o == op::kFetchAdd) && rc) {
     wire::AtomicEth a{e};
@@ -1164,15 +1199,11 @@ void Hca::VerbsRequest(int p, VerbsQp& q, Packet* pkt) {
                                            : orig;
     VerbsDma(q, a.rkey(), true, IBV_ACCESS_REMOTE_ATOMIC, a.va(), &value, 8, true);
     ++q.msn;
-    Packet* resp = VerbsPacket(p, q, op::kRc | op::kAtomicAcknowledge, psn, false,
-                               pkt->lrh().slid(), pkt->lrh().sl(), q.attr.dest_qpn);
-    uint8_t* re = Ext(resp);
-    wire::Aeth k{re};
-    k.set_syndrome(wire::aeth::Ack(wire::aeth::kCreditsInvalid));
-    k.set_msn(q.msn);
-    wire::AtomicAckEth{re + op::kAethBytes}.set_orig_remote_data(orig);
-    VerbsFinishPacket(resp, {});
-    VerbsQueueResponse(p, resp, pkt->lrh().slid());
+    // Kept for a duplicate of this request, as many as reads and atomics may be outstanding.
+    q.atomic_results.push_back({psn, orig});
+    while (q.atomic_results.size() > std::max<size_t>(1, q.attr.max_dest_rd_atomic))
+      q.atomic_results.pop_front();
+    VerbsAtomicAck(p, q, *pkt, psn, orig);
     q.epsn = PsnAdd(q.epsn, 1);
     return;
   } else {

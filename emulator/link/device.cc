@@ -248,8 +248,8 @@ void Device::SetLink(int p, bool up) {
   Port& pt = ports_[p];
   bool was = link_up(p);
   if (up) {
-    pt.phys_state = 5;  // LinkUp
-    pt.port_state = 2;  // Init: the SM takes it from here
+    pt.phys_state = 5;                           // LinkUp
+    pt.port_state = active_on_link_up_ ? 4 : 2;  // Init: the SM takes it from here
     if (!was) RestartFlowControl(p);
   } else {
     // Nothing waits for credits on a link that is down: its queues are discarded.

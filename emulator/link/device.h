@@ -59,6 +59,9 @@ class Device : public engine::LogicalProcess {
   // Applies a requested PortState or PortPhysicalState (0 = leave as is), as an SMP or `ibemu
   // link` asks: a disabled port takes its peer down, Polling trains it again, Down retrains it.
   void ChangePortState(int p, uint8_t port_state, uint8_t phys_state);
+  // With the builtin subnet manager nothing would take a port that trains again from Init to
+  // Active, so the port comes up Active, as the SM left it at load.
+  void set_active_on_link_up(bool on) { active_on_link_up_ = on; }
 
   // PortXmitWait of port p now (IBA 16.1.3.5): the ticks in which the port had data to transmit
   // and sent none. Here that is a data VL whose head packet waits for credits while no data
@@ -123,6 +126,7 @@ class Device : public engine::LogicalProcess {
   // data-busy time changes, so that both were constant since the last call.
   void AccountXmitWait(Port& pt);
 
+  bool active_on_link_up_ = false;
   std::vector<uint8_t> peer_enabled_;  // [port]: the other end of the cable is not disabled
 
   std::string name_;

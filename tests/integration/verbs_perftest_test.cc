@@ -128,5 +128,44 @@ TEST_F(VerbsPerftest, ALinkTakenDownMidTransferEndsTheJobWithRetryExceeded) {
   EXPECT_NE(out.find("Failed status 12"), std::string::npos) << out;
 }
 
+// Must-show 4, a transient loss: ib_read_bw and ib_atomic_bw from H3 to H1 while H3's cable is
+// pulled for 20 ms and put back. Requests and responses in flight are lost; the requester's ACK
+// timer (perftest's timeout 14, 67 ms) sends the outstanding requests again, and the responder
+// answers a duplicate READ by reading again and a duplicate atomic with the result it had (IBA
+// 9.7.5.1.1), so every work request completes and both sides finish cleanly.
+TEST_F(VerbsPerftest, ALinkDownBrieflyMidTransferLosesNoWorkRequest) {
+  UpFabric f(Src("configs/topologies/testbed.topo"), {});
+  ASSERT_TRUE(f.ready());
+  for (std::string prog : {"ib_read_bw", "ib_atomic_bw"}) {
+    SCOPED_TRACE(prog);
+    std::string port = FreeTcpPort();
+    std::string args = " -n 20000 -p " + port;
+    std::string slog = f.dir() + "/" + prog + ".server.log",
+                clog = f.dir() + "/" + prog + ".client.log";
+    pid_t server = f.SpawnOnHca("H1", "stdbuf -oL " + prog + args, slog);
+    ASSERT_TRUE(WaitForLine(slog, "Waiting for client", 20)) << ReadFile(slog);
+    pid_t client = f.SpawnOnHca("H3", "stdbuf -oL " + prog + args + " localhost", clog);
+    ASSERT_TRUE(WaitForLine(clog, "#bytes", 20)) << ReadFile(clog);  // streaming now
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    ASSERT_EQ(f.Link("H3:1", "down").status, 0);
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    ASSERT_EQ(f.Link("H3:1", "up").status, 0);
+    int cst = 0, sst = 0;
+    for (int i = 0; i < 600 && waitpid(client, &cst, WNOHANG) != client; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    if (kill(client, 0) == 0) {
+      kill(client, SIGKILL);
+      waitpid(client, &cst, 0);
+      ADD_FAILURE() << "the client hung: " << ReadFile(clog);
+    }
+    waitpid(server, &sst, 0);
+    std::string out = ReadFile(clog);
+    EXPECT_TRUE(WIFEXITED(cst) && WEXITSTATUS(cst) == 0) << out;
+    EXPECT_TRUE(WIFEXITED(sst) && WEXITSTATUS(sst) == 0) << ReadFile(slog);
+    EXPECT_EQ(out.find("Failed status"), std::string::npos) << out;
+    EXPECT_TRUE(std::regex_search(out, std::regex("\\n\\s*[0-9]+\\s+20000\\s+[0-9.]+"))) << out;
+  }
+}
+
 }  // namespace
 }  // namespace ibemu::testing
