@@ -31,9 +31,9 @@ constexpr int kMaxMcastQpAttach = 240;
 constexpr uint8_t kLocalCaAckDelay = 16;  // 4.096 us * 2^16, as the HCA reports
 constexpr uint32_t kMaxMsgSize = 1u << 30;
 constexpr unsigned kDeviceCapFlags = IBV_DEVICE_BAD_PKEY_CNTR | IBV_DEVICE_BAD_QKEY_CNTR |
-                                     IBV_DEVICE_CHANGE_PHY_PORT | IBV_DEVICE_PORT_ACTIVE_EVENT |
-                                     IBV_DEVICE_SYS_IMAGE_GUID | IBV_DEVICE_RC_RNR_NAK_GEN |
-                                     IBV_DEVICE_SRQ_RESIZE | IBV_DEVICE_N_NOTIFY_CQ;
+                                     IBV_DEVICE_CHANGE_PHY_PORT | IBV_DEVICE_SYS_IMAGE_GUID |
+                                     IBV_DEVICE_RC_RNR_NAK_GEN | IBV_DEVICE_SRQ_RESIZE |
+                                     IBV_DEVICE_N_NOTIFY_CQ;
 
 // PortInfo:LinkSpeedActive and LinkSpeedExtActive as enum ibv's active_speed: 1 SDR, 2 DDR,
 // 4 QDR, 16 FDR, 32 EDR, 64 HDR (the extended speeds win when set, as the kernel reports).

@@ -204,13 +204,19 @@ ibv_cq_ex* CreateCqEx(ibv_context* ctx, ibv_cq_init_attr_ex* attr) {
 
 int QueryRtValues(ibv_context*, ibv_values_ex* values) {
   if (values->comp_mask & ~IBV_VALUES_MASK_RAW_CLOCK) return EINVAL;
-  if (!(values->comp_mask & IBV_VALUES_MASK_RAW_CLOCK)) return 0;
+  if (!(values->comp_mask & IBV_VALUES_MASK_RAW_CLOCK)) {
+    values->comp_mask = 0;
+    return 0;
+  }
   umad::VerbsRequest req;
   req.mutable_read_clock();
   umad::VerbsReply rep = Hca::Get().Request(req);
   if (rep.status()) return rep.status();
-  values->raw_clock.tv_sec = static_cast<time_t>(rep.clock_ns() / 1000000000);
-  values->raw_clock.tv_nsec = static_cast<long>(rep.clock_ns() % 1000000000);
+  // As mlx5 answers: the raw cycle count in tv_nsec (a 1 GHz clock here, hca_core_clock), tv_sec
+  // 0, and comp_mask saying which values were filled.
+  values->raw_clock.tv_sec = 0;
+  values->raw_clock.tv_nsec = static_cast<long>(rep.clock_ns());
+  values->comp_mask = IBV_VALUES_MASK_RAW_CLOCK;
   return 0;
 }
 

@@ -40,12 +40,7 @@ IBEMU_EXPORT int ibv_read_ibdev_sysfs_file() {
   return -1;
 }
 
-// Converters between the kernel's uverbs structures and the verbs ones (librdmacm uses the path
-// record ones with a kernel rdma_cm); with no kernel there is nothing to convert yet.
-IBEMU_EXPORT void ibv_copy_ah_attr_from_kern() {}
-IBEMU_EXPORT void ibv_copy_qp_attr_from_kern() {}
-IBEMU_EXPORT void ibv_copy_path_rec_from_kern() {}
-IBEMU_EXPORT void ibv_copy_path_rec_to_kern() {}
+// The kernel structure converters (ibv_copy_*_kern) are in kern_marshall.cc.
 
 // The uverbs commands.
 #define IBEMU_NO_COMMAND(name) \

@@ -1,8 +1,7 @@
-// The verbs of resources the emulated HCA does not have yet (protection domains, memory
-// regions, CQs, QPs, SRQs, address handles, imports): each fails the way rdma-core 44 reports a
-// verb the device does not support, a NULL with errno EOPNOTSUPP or the EOPNOTSUPP return, so a
-// program says "not supported" instead of crashing. They are replaced one by one as the
-// transport goes in (hostlib/verbs/README.md).
+// The verbs the emulated HCA does not support (multicast attach, re-registration, imports, ECE,
+// dma-buf regions): each fails the way rdma-core 44 reports a verb the device does not support,
+// a NULL with errno EOPNOTSUPP or the EOPNOTSUPP return, so a program says "not supported"
+// instead of crashing (hostlib/verbs/README.md, "Not built yet").
 #include <infiniband/verbs.h>
 
 #include <cerrno>

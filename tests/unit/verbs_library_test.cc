@@ -3,7 +3,10 @@
 // description of an HCA as ibv_port_attr, GIDs and sysfs files.
 #include <dlfcn.h>
 #include <gtest/gtest.h>
+#include <infiniband/sa.h>
 #include <infiniband/verbs.h>
+#include <rdma/ib_user_sa.h>
+#include <rdma/ib_user_verbs.h>
 
 #include <cstring>
 #include <string>
@@ -14,6 +17,11 @@
 
 // rdma-core's driver.h, which Debian does not install.
 extern "C" int ibv_read_sysfs_file(const char* dir, const char* file, char* buf, size_t size);
+// marshall.h, also not installed.
+extern "C" void ibv_copy_qp_attr_from_kern(ibv_qp_attr* dst, ib_uverbs_qp_attr* src);
+extern "C" void ibv_copy_ah_attr_from_kern(ibv_ah_attr* dst, ib_uverbs_ah_attr* src);
+extern "C" void ibv_copy_path_rec_from_kern(ibv_sa_path_rec* dst, ib_user_path_rec* src);
+extern "C" void ibv_copy_path_rec_to_kern(ib_user_path_rec* dst, ibv_sa_path_rec* src);
 
 namespace ibemu::verbs {
 namespace {
@@ -93,6 +101,49 @@ umad::CaAttributes TestCa() {
   p->set_guid_cap(8);
   for (uint32_t k : {0xFFFFu, 0x8001u}) p->add_pkeys(k);
   return ca;
+}
+
+// The kernel-structure converters give what the system's give, from the same bytes (a pattern
+// that makes every field distinct; the destinations start equal, so padding compares too).
+TEST_F(AgainstRdmaCore, TheKernelStructureConvertersCopyAsTheSystemsDo) {
+  auto fill = [](void* p, size_t n) {
+    for (size_t i = 0; i < n; ++i) static_cast<uint8_t*>(p)[i] = static_cast<uint8_t>(i * 7 + 1);
+  };
+  ib_uverbs_qp_attr kqp;
+  fill(&kqp, sizeof kqp);
+  ibv_qp_attr ours, theirs;
+  std::memset(&ours, 0xee, sizeof ours);
+  std::memset(&theirs, 0xee, sizeof theirs);
+  ibv_copy_qp_attr_from_kern(&ours, &kqp);
+  Real<void (*)(ibv_qp_attr*, ib_uverbs_qp_attr*)>("ibv_copy_qp_attr_from_kern")(&theirs, &kqp);
+  EXPECT_EQ(std::memcmp(&ours, &theirs, sizeof ours), 0);
+
+  ib_uverbs_ah_attr kah;
+  fill(&kah, sizeof kah);
+  ibv_ah_attr ah_ours, ah_theirs;
+  std::memset(&ah_ours, 0xee, sizeof ah_ours);
+  std::memset(&ah_theirs, 0xee, sizeof ah_theirs);
+  ibv_copy_ah_attr_from_kern(&ah_ours, &kah);
+  Real<void (*)(ibv_ah_attr*, ib_uverbs_ah_attr*)>("ibv_copy_ah_attr_from_kern")(&ah_theirs, &kah);
+  EXPECT_EQ(std::memcmp(&ah_ours, &ah_theirs, sizeof ah_ours), 0);
+
+  ib_user_path_rec kpath;
+  fill(&kpath, sizeof kpath);
+  ibv_sa_path_rec p_ours, p_theirs;
+  std::memset(&p_ours, 0xee, sizeof p_ours);
+  std::memset(&p_theirs, 0xee, sizeof p_theirs);
+  ibv_copy_path_rec_from_kern(&p_ours, &kpath);
+  Real<void (*)(ibv_sa_path_rec*, ib_user_path_rec*)>("ibv_copy_path_rec_from_kern")(&p_theirs,
+                                                                                     &kpath);
+  EXPECT_EQ(std::memcmp(&p_ours, &p_theirs, sizeof p_ours), 0);
+
+  ib_user_path_rec back_ours, back_theirs;
+  std::memset(&back_ours, 0xee, sizeof back_ours);
+  std::memset(&back_theirs, 0xee, sizeof back_theirs);
+  ibv_copy_path_rec_to_kern(&back_ours, &p_ours);
+  Real<void (*)(ib_user_path_rec*, ibv_sa_path_rec*)>("ibv_copy_path_rec_to_kern")(&back_theirs,
+                                                                                   &p_ours);
+  EXPECT_EQ(std::memcmp(&back_ours, &back_theirs, sizeof back_ours), 0);
 }
 
 TEST(VerbsAttributes, PortAttributesInVerbsEncodings) {

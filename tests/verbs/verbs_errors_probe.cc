@@ -730,3 +730,21 @@ TEST_F(VerbsErrors, ACompletionChannelIsPollable) {
   EXPECT_EQ(ibv_destroy_cq(ecq), 0);
   EXPECT_EQ(ibv_destroy_comp_channel(ch), 0);
 }
+
+// The HCA clock as mlx5 gives it: raw cycles of the 1 GHz core clock in tv_nsec, tv_sec 0, and
+// comp_mask saying the raw clock was filled; it advances with the fabric's virtual time.
+TEST_F(VerbsErrors, TheRawClockReadsAsMlx5Gives) {
+  ibv_values_ex v{};
+  v.comp_mask = IBV_VALUES_MASK_RAW_CLOCK;
+  ASSERT_EQ(ibv_query_rt_values_ex(ctx_, &v), 0);
+  EXPECT_EQ(v.comp_mask, static_cast<uint32_t>(IBV_VALUES_MASK_RAW_CLOCK));
+  EXPECT_EQ(v.raw_clock.tv_sec, 0);
+  uint64_t first = static_cast<uint64_t>(v.raw_clock.tv_nsec);
+  EXPECT_GT(first, 0u);
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  ASSERT_EQ(ibv_query_rt_values_ex(ctx_, &v), 0);
+  EXPECT_GT(static_cast<uint64_t>(v.raw_clock.tv_nsec), first);
+  ibv_device_attr_ex attr{};
+  ASSERT_EQ(ibv_query_device_ex(ctx_, nullptr, &attr), 0);
+  EXPECT_EQ(attr.hca_core_clock, 1000000u);  // kHz
+}
