@@ -8,6 +8,7 @@
 #include <rdma/ib_user_verbs.h>
 
 #include <cstring>
+#include <type_traits>
 
 #define IBEMU_EXPORT extern "C" __attribute__((visibility("default")))
 
@@ -65,47 +66,40 @@ IBEMU_EXPORT void ibv_copy_qp_attr_from_kern(ibv_qp_attr* dst, ib_uverbs_qp_attr
   dst->alt_timeout = src->alt_timeout;
 }
 
+// The path record fields both structures name alike; only the GIDs differ in type.
+template <typename Dst, typename Src>
+void CopyPathRec(Dst* dst, const Src* src) {
+  auto copy = [](auto& to, const auto& from) {
+    to = static_cast<std::decay_t<decltype(to)>>(from);
+  };
+  copy(dst->dlid, src->dlid);
+  copy(dst->slid, src->slid);
+  copy(dst->raw_traffic, src->raw_traffic);
+  copy(dst->flow_label, src->flow_label);
+  copy(dst->hop_limit, src->hop_limit);
+  copy(dst->traffic_class, src->traffic_class);
+  copy(dst->reversible, src->reversible);
+  copy(dst->numb_path, src->numb_path);
+  copy(dst->pkey, src->pkey);
+  copy(dst->sl, src->sl);
+  copy(dst->mtu_selector, src->mtu_selector);
+  copy(dst->mtu, src->mtu);
+  copy(dst->rate_selector, src->rate_selector);
+  copy(dst->rate, src->rate);
+  copy(dst->packet_life_time_selector, src->packet_life_time_selector);
+  copy(dst->packet_life_time, src->packet_life_time);
+  copy(dst->preference, src->preference);
+}
+
 IBEMU_EXPORT void ibv_copy_path_rec_from_kern(ibv_sa_path_rec* dst, ib_user_path_rec* src) {
   std::memcpy(dst->dgid.raw, src->dgid, sizeof dst->dgid);
   std::memcpy(dst->sgid.raw, src->sgid, sizeof dst->sgid);
-  dst->dlid = src->dlid;
-  dst->slid = src->slid;
-  dst->raw_traffic = static_cast<int>(src->raw_traffic);
-  dst->flow_label = src->flow_label;
-  dst->hop_limit = src->hop_limit;
-  dst->traffic_class = src->traffic_class;
-  dst->reversible = static_cast<int>(src->reversible);
-  dst->numb_path = src->numb_path;
-  dst->pkey = src->pkey;
-  dst->sl = src->sl;
-  dst->mtu_selector = src->mtu_selector;
-  dst->mtu = static_cast<uint8_t>(src->mtu);
-  dst->rate_selector = src->rate_selector;
-  dst->rate = src->rate;
-  dst->packet_life_time_selector = src->packet_life_time_selector;
-  dst->packet_life_time = src->packet_life_time;
-  dst->preference = src->preference;
+  CopyPathRec(dst, src);
 }
 
 IBEMU_EXPORT void ibv_copy_path_rec_to_kern(ib_user_path_rec* dst, ibv_sa_path_rec* src) {
   std::memset(dst, 0, sizeof *dst);
   std::memcpy(dst->dgid, src->dgid.raw, sizeof dst->dgid);
   std::memcpy(dst->sgid, src->sgid.raw, sizeof dst->sgid);
-  dst->dlid = src->dlid;
-  dst->slid = src->slid;
-  dst->raw_traffic = static_cast<uint32_t>(src->raw_traffic);
-  dst->flow_label = src->flow_label;
-  dst->hop_limit = src->hop_limit;
-  dst->traffic_class = src->traffic_class;
-  dst->reversible = static_cast<uint32_t>(src->reversible);
-  dst->numb_path = src->numb_path;
-  dst->pkey = src->pkey;
-  dst->sl = src->sl;
-  dst->mtu_selector = src->mtu_selector;
-  dst->mtu = src->mtu;
-  dst->rate_selector = src->rate_selector;
-  dst->rate = src->rate;
-  dst->packet_life_time_selector = src->packet_life_time_selector;
-  dst->packet_life_time = src->packet_life_time;
-  dst->preference = src->preference;
+  CopyPathRec(dst, src);
 }

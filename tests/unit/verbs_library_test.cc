@@ -105,45 +105,38 @@ umad::CaAttributes TestCa() {
 
 // The kernel-structure converters give what the system's give, from the same bytes (a pattern
 // that makes every field distinct; the destinations start equal, so padding compares too).
+template <typename Dst, typename Src>
+void ExpectSameCopy(void (*ours)(Dst*, Src*), void (*theirs)(Dst*, Src*), Src* src) {
+  Dst a, b;
+  std::memset(&a, 0xee, sizeof a);
+  std::memset(&b, 0xee, sizeof b);
+  ours(&a, src);
+  theirs(&b, src);
+  EXPECT_EQ(std::memcmp(&a, &b, sizeof a), 0);
+}
+
+template <typename T>
+T Pattern() {
+  T v;
+  for (size_t i = 0; i < sizeof v; ++i)
+    reinterpret_cast<uint8_t*>(&v)[i] = static_cast<uint8_t>(i * 7 + 1);
+  return v;
+}
+
 TEST_F(AgainstRdmaCore, TheKernelStructureConvertersCopyAsTheSystemsDo) {
-  auto fill = [](void* p, size_t n) {
-    for (size_t i = 0; i < n; ++i) static_cast<uint8_t*>(p)[i] = static_cast<uint8_t>(i * 7 + 1);
-  };
-  ib_uverbs_qp_attr kqp;
-  fill(&kqp, sizeof kqp);
-  ibv_qp_attr ours, theirs;
-  std::memset(&ours, 0xee, sizeof ours);
-  std::memset(&theirs, 0xee, sizeof theirs);
-  ibv_copy_qp_attr_from_kern(&ours, &kqp);
-  Real<void (*)(ibv_qp_attr*, ib_uverbs_qp_attr*)>("ibv_copy_qp_attr_from_kern")(&theirs, &kqp);
-  EXPECT_EQ(std::memcmp(&ours, &theirs, sizeof ours), 0);
-
-  ib_uverbs_ah_attr kah;
-  fill(&kah, sizeof kah);
-  ibv_ah_attr ah_ours, ah_theirs;
-  std::memset(&ah_ours, 0xee, sizeof ah_ours);
-  std::memset(&ah_theirs, 0xee, sizeof ah_theirs);
-  ibv_copy_ah_attr_from_kern(&ah_ours, &kah);
-  Real<void (*)(ibv_ah_attr*, ib_uverbs_ah_attr*)>("ibv_copy_ah_attr_from_kern")(&ah_theirs, &kah);
-  EXPECT_EQ(std::memcmp(&ah_ours, &ah_theirs, sizeof ah_ours), 0);
-
-  ib_user_path_rec kpath;
-  fill(&kpath, sizeof kpath);
-  ibv_sa_path_rec p_ours, p_theirs;
-  std::memset(&p_ours, 0xee, sizeof p_ours);
-  std::memset(&p_theirs, 0xee, sizeof p_theirs);
-  ibv_copy_path_rec_from_kern(&p_ours, &kpath);
-  Real<void (*)(ibv_sa_path_rec*, ib_user_path_rec*)>("ibv_copy_path_rec_from_kern")(&p_theirs,
-                                                                                     &kpath);
-  EXPECT_EQ(std::memcmp(&p_ours, &p_theirs, sizeof p_ours), 0);
-
-  ib_user_path_rec back_ours, back_theirs;
-  std::memset(&back_ours, 0xee, sizeof back_ours);
-  std::memset(&back_theirs, 0xee, sizeof back_theirs);
-  ibv_copy_path_rec_to_kern(&back_ours, &p_ours);
-  Real<void (*)(ib_user_path_rec*, ibv_sa_path_rec*)>("ibv_copy_path_rec_to_kern")(&back_theirs,
-                                                                                   &p_ours);
-  EXPECT_EQ(std::memcmp(&back_ours, &back_theirs, sizeof back_ours), 0);
+  using QpFn = void (*)(ibv_qp_attr*, ib_uverbs_qp_attr*);
+  using AhFn = void (*)(ibv_ah_attr*, ib_uverbs_ah_attr*);
+  using FromFn = void (*)(ibv_sa_path_rec*, ib_user_path_rec*);
+  using ToFn = void (*)(ib_user_path_rec*, ibv_sa_path_rec*);
+  auto kqp = Pattern<ib_uverbs_qp_attr>();
+  ExpectSameCopy(&ibv_copy_qp_attr_from_kern, Real<QpFn>("ibv_copy_qp_attr_from_kern"), &kqp);
+  auto kah = Pattern<ib_uverbs_ah_attr>();
+  ExpectSameCopy(&ibv_copy_ah_attr_from_kern, Real<AhFn>("ibv_copy_ah_attr_from_kern"), &kah);
+  auto kpath = Pattern<ib_user_path_rec>();
+  ExpectSameCopy(&ibv_copy_path_rec_from_kern, Real<FromFn>("ibv_copy_path_rec_from_kern"), &kpath);
+  ibv_sa_path_rec path;
+  ibv_copy_path_rec_from_kern(&path, &kpath);
+  ExpectSameCopy(&ibv_copy_path_rec_to_kern, Real<ToFn>("ibv_copy_path_rec_to_kern"), &path);
 }
 
 TEST(VerbsAttributes, PortAttributesInVerbsEncodings) {
