@@ -3,7 +3,9 @@
 // Members use the partition (ib_write_bw --pkey_index=1 between H3 and H1); a QP on H4, which is
 // not a member, cannot be brought up with it (its table has no such entry); and packets of the
 // partition sent to H4 are dropped by the switch and counted in S2's PortXmitConstraintErrors,
-// so the sender ends in retry exceeded.
+// so the sender ends in retry exceeded. H3 and H4 are limited members of a second partition:
+// two limited members may not talk, so S1 drops H3's packets on that key as they come in, and
+// counts them in its PortRcvConstraintErrors.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -27,7 +29,9 @@ TEST(VerbsPartitions, MembersTalkAForeignPKeyIsRefusedAtTheQpAndDroppedAtTheSwit
   ASSERT_TRUE(f.ready());
   std::string parts = f.dir() + "/partitions.conf";
   std::ofstream(parts) << "Default=0x7fff, ipoib : ALL=full ;\n"
-                       << "part1=0x0001 : 0x0002c90300000301=full, 0x0002c90300000501=full ;\n";
+                       << "part1=0x0001 : 0x0002c90300000301=full, 0x0002c90300000501=full ;\n"
+                       << "part2=0x0002 : 0x0002c90300000501=limited, 0x0002c90300000601=limited "
+                          ";\n";
   SmProcess sm;
   sm.pid = StartOpenSm(f, "H1:1", 10,
                        "s|^partition_config_file .*|partition_config_file " + parts + "|");
@@ -54,8 +58,8 @@ TEST(VerbsPartitions, MembersTalkAForeignPKeyIsRefusedAtTheQpAndDroppedAtTheSwit
   CliResult members = pair("H1", "H3", "--pkey_index=1", "--pkey_index=1", &server_out);
   EXPECT_EQ(members.status, 0) << members.out << server_out;
 
-  // H4 is not a member: its table has nothing at index 1, so the QP cannot go to Init.
-  CliResult outsider = pair("H4", "H3", "--pkey_index=1", "--pkey_index=1", &server_out);
+  // H4's table ends at index 1 (0xffff, then part2's key): a QP on index 2 cannot go to Init.
+  CliResult outsider = pair("H4", "H3", "--pkey_index=2", "--pkey_index=1", &server_out);
   EXPECT_NE(server_out.find("Failed to modify QP to INIT, ret=22"), std::string::npos)
       << server_out;
 
@@ -72,6 +76,20 @@ TEST(VerbsPartitions, MembersTalkAForeignPKeyIsRefusedAtTheQpAndDroppedAtTheSwit
       std::regex_search(counters.out, m, std::regex("PortXmitConstraintErrors:\\.*([0-9]+)")))
       << counters.out;
   EXPECT_GT(std::stoi(m[1]), 0) << counters.out;
+
+  // Limited to limited: H3's table has 0x0002 at index 2, H4's at index 1. S1's port 3 (to H3)
+  // refuses the packets on the way in.
+  CliResult h3 = f.ExecOnHca("H3", "smpquery -D pkeys 0 1");
+  ASSERT_NE(h3.out.find("0xffff 0x8001 0x0002"), std::string::npos) << h3.out;
+  CliResult limited = pair("H4", "H3", "--pkey_index=1", "--pkey_index=2", &server_out);
+  EXPECT_NE(limited.status, 0) << limited.out;
+  EXPECT_NE(limited.out.find("Failed status 12"), std::string::npos) << limited.out;
+  CliResult s1 = f.ExecOnHca("H1", "smpquery -D portinfo 0,1 0");
+  ASSERT_TRUE(std::regex_search(s1.out, m, std::regex("\\nLid:\\.*([0-9]+)"))) << s1.out;
+  CliResult in = f.ExecOnHca("H1", "perfquery " + std::string(m[1]) + " 3");
+  ASSERT_TRUE(std::regex_search(in.out, m, std::regex("PortRcvConstraintErrors:\\.*([0-9]+)")))
+      << in.out;
+  EXPECT_GT(std::stoi(m[1]), 0) << in.out;
 }
 
 }  // namespace
