@@ -340,11 +340,15 @@ void Loader::LoadFabric(const YAML::Node& n, Scenario* s) {
 
   YAML::Node sw = n["switch"];
   if (sw.IsDefined()) {
-    CheckKeys(sw, "fabric.switch", {"latency", "speedup", "queuing", "xbar", "vl_buffer_bytes"});
+    CheckKeys(sw, "fabric.switch",
+              {"latency", "speedup", "queuing", "xbar", "vl_buffer_bytes", "bypass_limit"});
     s->sw.latency = Duration(sw, "latency", "fabric.switch", s->sw.latency);
     double sp = Get<double>(sw, "speedup", "fabric.switch", 1.0);
     if (sp < 1.0 || sp > 16.0) Fail(sw["speedup"], "fabric.switch.speedup", "must be 1..16");
     s->sw.speedup_milli = static_cast<int>(sp * 1000 + 0.5);
+    s->sw.bypass_limit = Get<int>(sw, "bypass_limit", "fabric.switch", 0);
+    if (s->sw.bypass_limit < 0 || s->sw.bypass_limit > 1000000)
+      Fail(sw["bypass_limit"], "fabric.switch.bypass_limit", "must be 0..1000000");
     s->queuing = PolicyName(sw, "queuing", "fabric.switch", "queuing.voqsw",
                             policy::InputQueuingRegistry::Get());
     s->sw.xbar = PolicyName(sw, "xbar", "fabric.switch", "xbar.roundrobin",

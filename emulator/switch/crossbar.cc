@@ -20,10 +20,19 @@ Switch::Queue* Switch::Servable(int out, int vl, int in) const {
   for (Queue* q = r.first; q; q = q->next_req) {
     const Packet* h = q->q.head;
     if (!InputCanFeed(out, in, *h)) return nullptr;
+    if (HeldForOldest(in, q)) return nullptr;
     if (pt.tx[pt.Slot(vl, h->credit_class)].Fits(h->blocks())) return q;
     if (pt.classes == 1) return nullptr;
   }
   return nullptr;
+}
+
+// Packets reach an input VL one after another on its link, so the earliest tail is the oldest.
+const Packet* Switch::OldestAt(int in, int vl) const {
+  const Packet* oldest = nullptr;
+  for (const Queue& q : inputs_[in].vl[vl])
+    if (q.q.head && (!oldest || q.q.head->tail_arrival < oldest->tail_arrival)) oldest = q.q.head;
+  return oldest;
 }
 
 // A transfer may start when the input can supply the packet no slower than the output link
@@ -38,7 +47,8 @@ bool Switch::InputCanFeed(int out, int in, const Packet& h) const {
 bool Switch::CanGo(int out, int vl, int in, const Queue* q) const {
   const link::Port& pt = ports_[out];
   const Packet* h = q->q.head;
-  return InputCanFeed(out, in, *h) && pt.tx[pt.Slot(vl, h->credit_class)].Fits(h->blocks());
+  return InputCanFeed(out, in, *h) && !HeldForOldest(in, q) &&
+         pt.tx[pt.Slot(vl, h->credit_class)].Fits(h->blocks());
 }
 
 // H6: every queue of the input that requests (out, vl) and could go now is a candidate; the
@@ -114,6 +124,10 @@ void Switch::Arbitrate(int out) {
     inputs_[in].req_to_mask[out / 64] &= ~(uint64_t{1} << (out % 64));
   q->registered = false;
   --o.pending[vl];
+  if (cfg_.bypass_limit > 0) {
+    uint32_t& bypassed = inputs_[in].bypassed[q->vl];
+    bypassed = q->q.head == OldestAt(in, q->vl) ? 0 : bypassed + 1;
+  }
   Packet* pkt = q->q.Pop();
   int in_vl = q->vl;
   int cls = pkt->credit_class;

@@ -33,6 +33,7 @@ Switch::Switch(engine::LpId id, std::string name, int num_ports, const SwitchCon
     Input& in = inputs_[p];
     size_t words = (static_cast<size_t>(n) + 63) / 64;
     in.req_to.assign(n, 0);
+    in.bypassed.assign(cfg_.data_vls, 0);
     in.req_to_mask.assign(words, 0);
     Output& out = outputs_[p];
     out.req.assign(cfg_.data_vls, std::vector<ReqList>(n));

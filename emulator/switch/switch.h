@@ -75,6 +75,7 @@ class Switch : public mgmt::ManagedNode, private cc::SwitchView {
     // SwitchView::ArrivedBlocks; null: none. Cleared when it leaves its queue, so the pointer is
     // never one the pool has handed out again.
     const Packet* arriving = nullptr;
+    std::vector<uint32_t> bypassed;  // [input VL]: packets that left before the oldest one
     SimTime arriving_tail = 0;
     uint16_t arriving_out = 0;
     uint8_t arriving_vl = 0;
@@ -119,6 +120,14 @@ class Switch : public mgmt::ManagedNode, private cc::SwitchView {
   bool InputCanFeed(int out, int in, const Packet& h) const;
   // Whether the head of q (at input `in`, requesting (out, vl)) could be sent now.
   bool CanGo(int out, int vl, int in, const Queue* q) const;
+  // The bypass limit (SwitchConfig::bypass_limit): whether the head of q may not go because the
+  // input's oldest packet has been bypassed too often, and the oldest packet queued at (in, vl).
+  bool HeldForOldest(int in, const Queue* q) const {
+    return cfg_.bypass_limit > 0 &&
+           inputs_[in].bypassed[q->vl] >= static_cast<uint32_t>(cfg_.bypass_limit) &&
+           q->q.head != OldestAt(in, q->vl);
+  }
+  const Packet* OldestAt(int in, int vl) const;
   Queue* PickedQueue(int out, int vl, int in) const;
   // Crossbar ports run at the switch's fastest link rate times the speedup: the internal
   // datapath is built for the fastest port, slower links just fill it less.

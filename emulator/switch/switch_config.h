@@ -16,6 +16,10 @@ struct SwitchConfig {
   uint32_t vl_buffer_blocks = 128;         // per input port and VL
   SimTime latency = 100 * link::kPsPerNs;  // head in to head eligible (IS4: 100 ns)
   int speedup_milli = 1000;  // crossbar port rate / fastest link rate on the switch, x1000
+  // How many times younger packets of an input VL may leave before its oldest one: after that
+  // the input feeds only its oldest (a FIFO whose head may be bypassed that often, as in Santos
+  // et al.'s switch). 0: no limit, the queuing policy's queues are independent.
+  int bypass_limit = 0;
   std::string vlarb = "vlarb.ib";
   std::string xbar = "xbar.roundrobin";
   policy::VlArbConfig vlarb_config;
