@@ -61,7 +61,7 @@ const char* CcAttributeName(uint16_t a) {
 }
 
 std::string CcReplyProblem(const mad::MadBuffer& request, bool answered, uint16_t status) {
-  mad::MadView v{const_cast<uint8_t*>(request.data())};
+  mad::ConstMadView v{request.data()};
   std::string what = std::string(CcAttributeName(v.attr_id())) +
                      (v.method() == mad::method::kSet ? " Set" : " Get") + " (modifier " +
                      std::to_string(v.attr_mod()) + ")";

@@ -5,12 +5,14 @@
 #pragma once
 #include <array>
 #include <cstdint>
+#include <type_traits>
 
 #include "common/mad/field.h"
 
 namespace ibemu::mad {
 
-constexpr int kMadBytes = 256;
+constexpr int kMadBytes = 256;       // one MAD; longer messages need RMPP (IBA 13.6)
+constexpr int kMadHeaderBytes = 24;  // the common header (IBA 13.4.3)
 using MadBuffer = std::array<uint8_t, kMadBytes>;
 
 namespace mgmt_class {
@@ -19,7 +21,19 @@ constexpr uint8_t kSubnAdm = 0x03;  // SA
 constexpr uint8_t kPerf = 0x04;
 constexpr uint8_t kSubnDirected = 0x81;
 constexpr uint8_t kCongestion = 0x21;
+// Vendor range 2 (IBA 13.4.4): classes told apart by the OUI in their header, not by number.
+constexpr uint8_t kVendorRange2First = 0x30;
+constexpr uint8_t kVendorRange2Last = 0x4F;
 }  // namespace mgmt_class
+
+inline bool IsVendorRange2(uint8_t c) {
+  return c >= mgmt_class::kVendorRange2First && c <= mgmt_class::kVendorRange2Last;
+}
+
+// Subnet management classes go to QP0, every other class to QP1 (IBA 13.5.1).
+inline uint8_t QpnForClass(uint8_t c) {
+  return (c == mgmt_class::kSubnLid || c == mgmt_class::kSubnDirected) ? 0 : 1;
+}
 
 namespace method {
 constexpr uint8_t kGet = 0x01;
@@ -114,15 +128,24 @@ inline constexpr Field kDrInitialPath{"DrSmpPath", 128, 0, 512, Format::kBytes};
 inline constexpr Field kDrReturnPath{"DrSmpRetPath", 192, 0, 512, Format::kBytes};
 // Congestion Control
 inline constexpr Field kCcKey{"CC_Key", 24, 0, 64, Format::kHex};
+// Vendor range 2: the OUI follows the RMPP header and one reserved byte (IBA 13.4.3.2).
+inline constexpr Field kVendorOui{"OUI", 37, 0, 24, Format::kHex};
 
 inline constexpr const Field* kCommon[] = {&kBaseVersion, &kMgmtClass, &kClassVersion,
                                            &kIsResponse,  &kMethod,    &kStatus,
                                            &kTid,         &kAttrId,    &kAttrMod};
 }  // namespace hdr
 
-// Typed views of a MAD in place; every accessor goes through the field descriptions above.
-struct MadView {
-  uint8_t* b;
+// A view of a MAD in place; every accessor goes through the field descriptions above, so the
+// byte order is the wire's (big-endian) whoever holds the view. Byte is uint8_t for a view that
+// may rewrite the MAD (the emulator's agents answer in the buffer the request came in) and
+// const uint8_t for one that only reads it (the host library routes MADs the application owns);
+// the setters exist only on the first. The caller guarantees the bytes an accessor reaches: the
+// common header (kMadHeaderBytes) for the common fields, a whole MAD for the rest.
+template <typename Byte>
+struct BasicMadView {
+  static constexpr bool kWritable = !std::is_const_v<Byte>;
+  Byte* b;
 
   uint8_t base_version() const { return static_cast<uint8_t>(Get(b, hdr::kBaseVersion)); }
   uint8_t mgmt_class() const { return b[1]; }
@@ -132,6 +155,8 @@ struct MadView {
   uint64_t tid() const { return Get(b, hdr::kTid); }
   uint16_t attr_id() const { return static_cast<uint16_t>(Get(b, hdr::kAttrId)); }
   uint32_t attr_mod() const { return static_cast<uint32_t>(Get(b, hdr::kAttrMod)); }
+  // The R bit only: TrapRepress answers a Trap without it, and each caller decides whether that
+  // counts as a response (the kernel's ib_response_mad() says it does).
   bool is_response() const { return (b[3] & method::kResponse) != 0; }
   bool is_dr() const { return b[1] == mgmt_class::kSubnDirected; }
   bool dr_direction() const { return Get(b, hdr::kDrDirection) != 0; }
@@ -141,20 +166,26 @@ struct MadView {
   uint16_t dr_dlid() const { return static_cast<uint16_t>(Get(b, hdr::kDrDlid)); }
   uint8_t initial_path(int i) const { return b[128 + i]; }
   uint8_t return_path(int i) const { return b[192 + i]; }
-  uint8_t* smp_data() const { return b + kSmpDataOffset; }
-  uint8_t* gs_data() const { return b + kGsDataOffset; }
+  // Meaningful on vendor range 2 classes only (IsVendorRange2); needs 40 bytes.
+  uint32_t vendor_oui() const { return static_cast<uint32_t>(Get(b, hdr::kVendorOui)); }
+  Byte* smp_data() const { return b + kSmpDataOffset; }
+  Byte* gs_data() const { return b + kGsDataOffset; }
 
-  void set_method(uint8_t m) { b[3] = m; }
+  void set_method(uint8_t m) requires kWritable { b[3] = m; }
   // The status word; on a DR SMP the D bit shares it and is kept.
-  void set_status(uint16_t s) {
+  void set_status(uint16_t s) requires kWritable {
     if (is_dr())
       Set(b, hdr::kDrStatus, s & 0x7FFF);
     else
       Set(b, hdr::kStatus, s);
   }
-  void set_direction(bool d) { Set(b, hdr::kDrDirection, d ? 1 : 0); }
-  void set_hop_ptr(uint8_t p) { b[6] = p; }
-  void set_return_path(int i, uint8_t port) { b[192 + i] = port; }
+  void set_tid(uint64_t tid) requires kWritable { Set(b, hdr::kTid, tid); }
+  void set_direction(bool d) requires kWritable { Set(b, hdr::kDrDirection, d ? 1 : 0); }
+  void set_hop_ptr(uint8_t p) requires kWritable { b[6] = p; }
+  void set_return_path(int i, uint8_t port) requires kWritable { b[192 + i] = port; }
 };
+
+using MadView = BasicMadView<uint8_t>;
+using ConstMadView = BasicMadView<const uint8_t>;
 
 }  // namespace ibemu::mad

@@ -1,13 +1,13 @@
 #include "hostlib/umad/agent_table.h"
 
-#include "hostlib/umad/mad_view.h"
+#include "common/mad/mad_header.h"
 
 namespace ibemu::umad {
 
 std::optional<uint32_t> AgentTable::Add(const AgentRequest& req, uint32_t hi_tid) {
   for (uint32_t id = 0; id < kMaxAgents; ++id) {
     if (slots_[id]) continue;
-    slots_[id] = Agent{id, hi_tid, QpnForClass(req.mgmt_class), req};
+    slots_[id] = Agent{id, hi_tid, mad::QpnForClass(req.mgmt_class), req};
     return id;
   }
   return std::nullopt;
@@ -28,7 +28,7 @@ const Agent* AgentTable::ForRequest(uint8_t mgmt_class, uint8_t class_version, u
   for (const auto& a : slots_) {
     if (!a || a->req.mgmt_class == 0) continue;
     if (a->req.mgmt_class != mgmt_class || a->req.class_version != class_version) continue;
-    if (IsVendorRange2(mgmt_class) && a->req.oui != oui) continue;
+    if (mad::IsVendorRange2(mgmt_class) && a->req.oui != oui) continue;
     if (a->req.HasMethod(method)) return &*a;
   }
   return nullptr;
@@ -45,7 +45,7 @@ bool AgentTable::Conflicts(const AgentRequest& req) const {
   for (const auto& a : slots_) {
     if (!a || a->req.mgmt_class != req.mgmt_class) continue;
     if (a->req.class_version != req.class_version) continue;
-    if (IsVendorRange2(req.mgmt_class) && a->req.oui != req.oui) continue;
+    if (mad::IsVendorRange2(req.mgmt_class) && a->req.oui != req.oui) continue;
     if ((a->req.method_mask[0] & req.method_mask[0]) ||
         (a->req.method_mask[1] & req.method_mask[1]))
       return true;

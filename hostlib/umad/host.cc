@@ -18,15 +18,36 @@
 #include <cstring>
 #include <set>
 
+#include "common/mad/mad_header.h"
 #include "hostlib/client/host_log.h"
-#include "hostlib/umad/mad_view.h"
 #include "hostlib/umad/rmpp_header.h"
 
 namespace ibemu::umad {
 
 using hostclient::Warn;
+using mad::ConstMadView;
+using mad::IsVendorRange2;
+using mad::kMadBytes;
+using mad::kMadHeaderBytes;
+using mad::MadView;
 
 namespace {
+
+// ---------------------------------------------------------------------------------------------
+// How ib_mad treats a MAD by its method.
+
+// ib_response_mad(): the R bit, and TrapRepress, which answers a Trap without carrying the R bit
+// (so not MadView::is_response()). Responses are routed to the agent that owns the TID;
+// everything else by class and method.
+bool IsResponseMad(uint8_t m) {
+  return (m & mad::method::kResponse) != 0 || m == mad::method::kTrapRepress;
+}
+
+// ib_umad_write(): the kernel stamps the agent's hi_tid into TID bits 63..32 of requests that
+// will draw a response, so the response finds its way back. Send and TrapRepress are left alone.
+bool StampsTid(uint8_t m) {
+  return !IsResponseMad(m) && m != mad::method::kSend;
+}
 
 // ---------------------------------------------------------------------------------------------
 // The process-wide instance. It is created on first use (not at load time, so a program that
@@ -285,7 +306,7 @@ int Host::Register(int fd, const AgentRequest& req, uint32_t* agent_id) {
   if (!id) return -ENOMEM;
   *agent_id = *id;
   HOST_TRACE("fd %d agent %u class 0x%x version %u qp %u", fd, *id, req.mgmt_class,
-             req.class_version, QpnForClass(req.mgmt_class));
+             req.class_version, mad::QpnForClass(req.mgmt_class));
   return 0;
 }
 
@@ -324,21 +345,22 @@ int Host::Send(int fd, uint32_t agent_id, const uint8_t* umad, int length, int t
   if (!file) return -EBADF;
   const Agent* agent = file->agents.Find(agent_id);
   if (!agent) return -EINVAL;
-  const MadView caller{umad + kUmadHeaderBytes};
+  const ConstMadView caller{umad + kUmadHeaderBytes};
   // ib_post_send_mad(): an RMPP agent sends RMPP classes only. With the Active flag set in the
   // MAD, an agent doing kernel RMPP has the message segmented; anything else must fit one MAD.
   const bool kernel_rmpp = agent->KernelRmpp();
   if (kernel_rmpp && !IsRmppClass(caller.mgmt_class())) return -EINVAL;
   const bool rmpp_active = kernel_rmpp && RmppHeader::Read(umad + kUmadHeaderBytes).active();
-  if (!rmpp_active && length > static_cast<int>(kMadBytes)) return -EINVAL;
+  if (!rmpp_active && length > kMadBytes) return -EINVAL;
 
   // The MAD goes out in a zeroed buffer of at least one MAD, as the kernel's send buffer is.
-  std::vector<uint8_t> sent(kUmadHeaderBytes + std::max(kMadBytes, static_cast<size_t>(length)), 0);
+  std::vector<uint8_t> sent(
+      kUmadHeaderBytes + std::max<size_t>(kMadBytes, static_cast<size_t>(length)), 0);
   std::memcpy(sent.data(), umad, kUmadHeaderBytes + static_cast<size_t>(length));
   uint8_t* mad = sent.data() + kUmadHeaderBytes;
-  const MadView view{mad};
+  MadView view{mad};
   if (StampsTid(view.method()))
-    SetTid(mad, uint64_t{agent->hi_tid} << 32 | (view.tid() & 0xFFFFFFFFu));
+    view.set_tid(uint64_t{agent->hi_tid} << 32 | (view.tid() & 0xFFFFFFFFu));
   HOST_TRACE(
       "fd %d agent %u class 0x%x method 0x%x attr 0x%x tid 0x%016llx length %d%s timeout %d "
       "retries %d",
@@ -350,12 +372,12 @@ int Host::Send(int fd, uint32_t agent_id, const uint8_t* umad, int length, int t
     sent.resize(kUmadHeaderBytes + static_cast<size_t>(length));
     WireMads wire;
     int r = file->rmpp_sends.Start(agent_id, agent->req.rmpp_version, std::move(sent), timeout_ms,
-                                   retries, !IsResponse(view.method()), Clock::now(), wire);
+                                   retries, !IsResponseMad(view.method()), Clock::now(), wire);
     PostWire(*file, wire);  // wakes the I/O thread, which picks up the new ACK timer
     return r;
   }
 
-  if (timeout_ms > 0 && !IsResponse(view.method())) {
+  if (timeout_ms > 0 && !IsResponseMad(view.method())) {
     OutstandingSend track;
     track.agent_id = agent_id;
     track.tid = view.tid();
@@ -451,9 +473,9 @@ void Host::OnFabricMessage(const FromFabric& msg) {
   if (it == by_handle_.end()) return;
   UmadFile& file = *it->second;
   const auto* bytes = reinterpret_cast<const uint8_t*>(r.mad().data());
-  const MadView view{bytes};
+  const ConstMadView view{bytes};
   const Agent* agent = nullptr;
-  if (IsResponse(view.method())) {
+  if (IsResponseMad(view.method())) {
     agent = file.agents.ForHiTid(static_cast<uint32_t>(view.tid() >> 32));
   } else {
     uint32_t oui =
@@ -471,14 +493,15 @@ void Host::OnFabricMessage(const FromFabric& msg) {
   // message carries on like a single MAD.
   if (agent->KernelRmpp() && IsRmppClass(view.mgmt_class()) && mad.size() >= kRmppHeaderEnd &&
       RmppHeader::Read(mad.data()).active()) {
-    mad.resize(std::max(mad.size(), kMadBytes), 0);
+    mad.resize(std::max<size_t>(mad.size(), kMadBytes), 0);
     auto whole = RmppReceiveLocked(file, *agent, mad.data(), from);
     if (!whole) return;
     mad = std::move(*whole);
   }
   // A response goes to the agent that sent the request, and only while that request is
   // outstanding: late duplicates and responses nobody waits for are dropped, as in ib_mad.
-  if (IsResponse(view.method()) && !file.sends.Complete(agent->id, view.tid(), view.mgmt_class()) &&
+  if (IsResponseMad(view.method()) &&
+      !file.sends.Complete(agent->id, view.tid(), view.mgmt_class()) &&
       !file.rmpp_sends.CompleteResponse(agent->id, view.tid(), view.mgmt_class())) {
     HOST_TRACE("response tid 0x%016llx: no request outstanding, dropped",
                static_cast<unsigned long long>(view.tid()));
@@ -506,7 +529,7 @@ std::optional<std::vector<uint8_t>> Host::RmppReceiveLocked(UmadFile& file, cons
   };
   HOST_TRACE("agent %u RMPP type %u flags 0x%x status %u seg %u paylen/newwin %u tid 0x%016llx",
              agent.id, h.type, h.flags, h.status, h.seg_num, h.paylen_newwin,
-             static_cast<unsigned long long>(MadView{mad}.tid()));
+             static_cast<unsigned long long>(ConstMadView{mad}.tid()));
   if (h.version != kRmppVersion) {
     abort(rmpp_status::kUnv);
   } else if (h.type == kRmppData) {

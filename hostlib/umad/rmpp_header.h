@@ -9,9 +9,12 @@
 #include <cstdint>
 #include <vector>
 
-#include "hostlib/umad/mad_view.h"
+#include "common/mad/mad_header.h"
 
 namespace ibemu::umad {
+
+// The common header and the RMPP header (IBA 13.6.2.1): what every RMPP segment starts with.
+constexpr size_t kRmppHeaderEnd = 36;
 
 constexpr uint8_t kRmppVersion = 1;
 
@@ -37,15 +40,12 @@ constexpr uint8_t kAbortMax = 127;
 }  // namespace rmpp_status
 
 // What PayloadLength counts per segment: everything after the RMPP header (IB_MGMT_RMPP_DATA).
-constexpr uint32_t kRmppSegmentPayload = kMadBytes - kRmppHeaderEnd;  // 220
-
-// Q_Key of QP1 (IBA 13.5.1), for the ACKs and ABORTs the library sends itself.
-constexpr uint32_t kQp1Qkey = 0x80010000;
+constexpr uint32_t kRmppSegmentPayload = mad::kMadBytes - kRmppHeaderEnd;  // 220
 
 // ib_is_mad_class_rmpp(): SA, device management, device administration, BIS, vendor range 2.
 inline bool IsRmppClass(uint8_t mgmt_class) {
   return mgmt_class == 0x03 || mgmt_class == 0x06 || mgmt_class == 0x10 || mgmt_class == 0x12 ||
-         IsVendorRange2(mgmt_class);
+         mad::IsVendorRange2(mgmt_class);
 }
 
 // ib_get_mad_data_offset(): where the class's data starts. Each RMPP segment repeats the bytes
@@ -54,8 +54,8 @@ inline bool IsRmppClass(uint8_t mgmt_class) {
 inline size_t MadDataOffset(uint8_t mgmt_class) {
   if (mgmt_class == 0x03) return 56;                                              // SA header
   if (mgmt_class == 0x06 || mgmt_class == 0x10 || mgmt_class == 0x12) return 64;  // device
-  if (IsVendorRange2(mgmt_class)) return 40;                                      // vendor + OUI
-  return kMadHeaderBytes;
+  if (mad::IsVendorRange2(mgmt_class)) return 40;                                 // vendor + OUI
+  return mad::kMadHeaderBytes;
 }
 
 struct RmppHeader {

@@ -5,10 +5,13 @@
 #include <algorithm>
 #include <cstring>
 
-#include "hostlib/umad/mad_view.h"
+#include "common/mad/mad_header.h"
 #include "hostlib/umad/rmpp_header.h"
 
 namespace ibemu::umad {
+
+using mad::ConstMadView;
+using mad::kMadBytes;
 
 namespace {
 
@@ -30,7 +33,7 @@ size_t HeaderLength(uint8_t mgmt_class) {
 std::list<RmppReceiver::Assembly>::iterator RmppReceiver::Find(uint32_t agent_id,
                                                                const uint8_t* mad,
                                                                const ib_mad_addr_t& from) {
-  const MadView view{mad};
+  const ConstMadView view{mad};
   const uint32_t src_qp = be32toh(from.qpn) & 0xFFFFFF;
   const uint16_t slid = be16toh(from.lid);
   return std::find_if(recvs_.begin(), recvs_.end(), [&](const Assembly& a) {
@@ -63,7 +66,7 @@ std::optional<std::vector<uint8_t>> RmppReceiver::Start(uint32_t agent_id, const
                                                         const ib_mad_addr_t& from,
                                                         Clock::time_point now, WireMads& wire) {
   if (auto it = Find(agent_id, mad, from); it != recvs_.end()) return Continue(it, mad, now, wire);
-  const MadView view{mad};
+  const ConstMadView view{mad};
   Assembly a;
   a.agent_id = agent_id;
   a.tid = view.tid();

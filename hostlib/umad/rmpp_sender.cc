@@ -6,9 +6,12 @@
 #include <cerrno>
 #include <cstring>
 
-#include "hostlib/umad/mad_view.h"
+#include "common/mad/mad_header.h"
 
 namespace ibemu::umad {
+
+using mad::ConstMadView;
+using mad::kMadBytes;
 
 namespace {
 
@@ -27,7 +30,7 @@ int RmppSender::Start(uint32_t agent_id, uint8_t rmpp_version, std::vector<uint8
                       WireMads& wire) {
   const uint8_t* mad = umad.data() + kHdr;
   const size_t len = umad.size() - kHdr;
-  const MadView view{mad};
+  const ConstMadView view{mad};
   Transfer t;
   t.hdr_len = std::max(MadDataOffset(view.mgmt_class()), kRmppHeaderEnd);
   if (len < t.hdr_len) return -EINVAL;
@@ -101,7 +104,7 @@ size_t RmppSender::SendWindow(Transfer& t, Clock::time_point now, WireMads& wire
 // ib_find_send_mad(): same agent, TID and class, and the ACK comes from where the send went.
 std::list<RmppSender::Transfer>::iterator RmppSender::Find(uint32_t agent_id, const uint8_t* mad,
                                                            const ib_mad_addr_t& from) {
-  const MadView view{mad};
+  const ConstMadView view{mad};
   const uint16_t slid = be16toh(from.lid);
   return std::find_if(sends_.begin(), sends_.end(), [&](const Transfer& t) {
     return t.agent_id == agent_id && t.tid == view.tid() && t.mgmt_class == view.mgmt_class() &&

@@ -44,6 +44,7 @@ std::vector<Pair> Pairs() {
       {&hdr::kDrInitialPath, IB_DRSMP_PATH_F, 0},
       {&hdr::kDrReturnPath, IB_DRSMP_RPATH_F, 0},
       {&hdr::kCcKey, IB_CC_CCKEY_F, 0},
+      {&hdr::kVendorOui, IB_VEND2_OUI_F, 0},
   };
   auto add = [&](std::span<const Field* const> ours, MAD_FIELDS first, int base) {
     for (size_t i = 0; i < ours.size(); ++i)

@@ -32,8 +32,8 @@
 #include <thread>
 #include <vector>
 
+#include "common/mad/mad_header.h"
 #include "hostlib/umad/host.h"
-#include "hostlib/umad/mad_view.h"
 #include "umad.pb.h"
 
 extern char** environ;
@@ -72,10 +72,10 @@ Mad MakeMad(uint8_t mgmt_class, uint8_t version, uint8_t method, uint64_t tid,
 }
 
 uint64_t TidOf(const std::string& mad) {
-  return MadView{reinterpret_cast<const uint8_t*>(mad.data())}.tid();
+  return mad::ConstMadView{reinterpret_cast<const uint8_t*>(mad.data())}.tid();
 }
 uint64_t TidOf(const uint8_t* mad) {
-  return MadView{mad}.tid();
+  return mad::ConstMadView{mad}.tid();
 }
 
 // A umad buffer as applications use it: header, then the MAD.
