@@ -13,6 +13,7 @@
 #include "hostlib/verbs/hca.h"
 #include "hostlib/verbs/resources.h"
 #include "hostlib/verbs/sysfs.h"
+#include "hostlib/verbs/sysfs_tree.h"
 
 namespace ibemu::verbs {
 namespace {
@@ -72,15 +73,22 @@ Device* ToDevice(ibv_device* dev) {
 
 std::optional<umad::CaAttributes> DescribeHca() {
   auto ca = Hca::Get().Describe();
-  if (!ca) return ca;
-  Device& d = TheDevice();
-  std::lock_guard lock(d.mu);
-  d.ca = *ca;
-  Copy(d.dev.name, sizeof d.dev.name, ca->ca_name());
-  Copy(d.dev.dev_name, sizeof d.dev.dev_name, kUverbsName);
-  Copy(d.dev.dev_path, sizeof d.dev.dev_path, UverbsPath(kUverbsName));
-  Copy(d.dev.ibdev_path, sizeof d.dev.ibdev_path, IbdevPath(ca->ca_name()));
+  if (ca) AdoptDescription(*ca);
   return ca;
+}
+
+void AdoptDescription(const umad::CaAttributes& ca) {
+  {
+    Device& d = TheDevice();
+    std::lock_guard lock(d.mu);
+    d.ca = ca;
+    Copy(d.dev.name, sizeof d.dev.name, ca.ca_name());
+    Copy(d.dev.dev_name, sizeof d.dev.dev_name, kUverbsName);
+    Copy(d.dev.dev_path, sizeof d.dev.dev_path, UverbsPath(kUverbsName));
+    Copy(d.dev.ibdev_path, sizeof d.dev.ibdev_path, IbdevPath(ca.ca_name()));
+  }
+  // Outside d.mu: the tree has its own lock, and its writes should not hold up readers of d.ca.
+  SysfsTree::Get().Write(ca);
 }
 
 Context* ToContext(ibv_context* ctx) {

@@ -34,8 +34,11 @@ struct Device {
 Device& TheDevice();
 Device* ToDevice(ibv_device* dev);  // null when it is not ours
 
-// A fresh description of the HCA (names and GUIDs of TheDevice() follow it), or nothing.
+// A fresh description of the HCA (AdoptDescription follows it), or nothing.
 std::optional<umad::CaAttributes> DescribeHca();
+// Makes `ca` the device's: the names and GUIDs of TheDevice(), and the files of the sysfs tree
+// (sysfs_tree.h), so a program reading sysfs after any query sees what the query saw.
+void AdoptDescription(const umad::CaAttributes& ca);
 
 struct Context {
   verbs_context vctx;  // vctx.context is what the program holds

@@ -27,6 +27,8 @@ class Hca final : public hostclient::LinkListener {
   // what to run).
   std::optional<umad::CaAttributes> Describe();
   const std::string& node() const { return node_; }
+  // Where the fabric is (run directory, fabric name), from the environment at load.
+  const hostclient::FabricAddress& where() const { return where_; }
 
   // A verbs request the HCA answers (Open, RegMr, CreateQp, ...): the reply, or one with
   // status ENODEV when the fabric is not there. Opens the session first if needed.

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "hostlib/verbs/attributes.h"
+#include "hostlib/verbs/sysfs_tree.h"
 
 namespace ibemu::verbs {
 namespace {
@@ -147,6 +148,7 @@ std::optional<std::string> Contents(const umad::CaAttributes& ca, const std::str
 
 const std::string& SysfsRoot() {
   static const std::string root = [] {
+    if (const std::string& tree = SysfsTree::Get().root(); !tree.empty()) return tree;
     std::string r = "/sys";
     if (const char* env = std::getenv("SYSFS_PATH"); env && *env) {
       r = env;
@@ -169,9 +171,48 @@ std::optional<std::string> SysfsFile(const umad::CaAttributes& ca, const std::st
                                      const std::string& file) {
   std::string d = dir;
   while (d.size() > 1 && d.back() == '/') d.pop_back();
-  auto s = Contents(ca, d, file);
-  if (s) *s += '\n';
-  return s;
+  // Split as rdma-core's callers do (the device's directory, "ports/1/lid") or anywhere else
+  // (".../ports/1", "lid"): a program opening the tree's files may pick either.
+  const std::string path = d + "/" + file;
+  for (const std::string& base : {IbdevPath(ca.ca_name()), UverbsPath(kUverbsName),
+                                  SysfsRoot() + "/class/infiniband_verbs"}) {
+    if (path.size() <= base.size() || path.compare(0, base.size(), base) != 0 ||
+        path[base.size()] != '/')
+      continue;
+    auto s = Contents(ca, base, path.substr(base.size() + 1));
+    if (s) *s += '\n';
+    return s;
+  }
+  return std::nullopt;
+}
+
+std::vector<std::pair<std::string, std::string>> SysfsFiles(const umad::CaAttributes& ca) {
+  // Only the names are listed here; the contents come from SysfsFile itself, so the files of the
+  // tree and what ibv_read_sysfs_file returns cannot differ by a byte.
+  const std::string ibdev = "class/infiniband/" + ca.ca_name();
+  const std::string uverbs = std::string("class/infiniband_verbs/") + kUverbsName;
+  std::vector<std::string> names = {"class/infiniband_verbs/abi_version", uverbs + "/ibdev",
+                                    uverbs + "/abi_version"};
+  for (const char* f : {"node_type", "node_guid", "sys_image_guid", "fw_ver", "hw_rev", "hca_type",
+                        "board_id", "node_desc"})
+    names.push_back(ibdev + "/" + f);
+  for (const umad::PortAttributes& p : ca.ports()) {
+    const std::string port = ibdev + "/ports/" + std::to_string(p.port());
+    for (const char* f : {"lid", "lid_mask_count", "sm_lid", "sm_sl", "state", "phys_state", "rate",
+                          "cap_mask", "link_layer"})
+      names.push_back(port + "/" + f);
+    ibv_gid g;
+    for (int i = 0; PortGid(p, i, &g); ++i) names.push_back(port + "/gids/" + std::to_string(i));
+    for (int i = 0; i < p.pkeys_size(); ++i) names.push_back(port + "/pkeys/" + std::to_string(i));
+  }
+  std::vector<std::pair<std::string, std::string>> files;
+  for (const std::string& name : names) {
+    auto slash = name.rfind('/');
+    auto contents =
+        SysfsFile(ca, SysfsRoot() + "/" + name.substr(0, slash), name.substr(slash + 1));
+    if (contents) files.emplace_back(name, std::move(*contents));
+  }
+  return files;
 }
 
 }  // namespace ibemu::verbs

@@ -14,6 +14,7 @@
 #include "hostlib/verbs/attributes.h"
 #include "hostlib/verbs/device.h"
 #include "hostlib/verbs/sysfs.h"
+#include "hostlib/verbs/sysfs_tree.h"
 
 // verbs.h makes these two inline wrappers; the exported functions keep the plain names.
 #undef ibv_query_port
@@ -83,6 +84,9 @@ IBEMU_EXPORT __be64 ibv_get_device_guid(ibv_device* device) {
 }
 
 IBEMU_EXPORT ibv_context* ibv_open_device(ibv_device* device) {
+  // A program that opens the device reads its sysfs files next (rdma-core's own providers do):
+  // refresh them. The open itself needs nothing from the fabric, so a failure here is no error.
+  if (ToDevice(device)) DescribeHca();
   return ibemu::verbs::OpenContext(device);
 }
 
@@ -191,8 +195,9 @@ IBEMU_EXPORT const char* ibv_get_sysfs_path() {
 }
 
 // As rdma-core reads a sysfs file: the trailing newline dropped, the rest NUL-terminated, and -1
-// when it does not fit. The device's own paths come from the fabric; any other path is the
-// host's file.
+// when it does not fit. The device's own files come from a fresh description of the HCA (which
+// also rewrites them in the sysfs tree, so the file and this answer are the same bytes); any
+// other path, in the tree or not, is read from the file system.
 IBEMU_EXPORT int ibv_read_sysfs_file(const char* dir, const char* file, char* buf, size_t size) {
   std::string contents;
   auto* d = &ibemu::verbs::TheDevice();
@@ -202,10 +207,14 @@ IBEMU_EXPORT int ibv_read_sysfs_file(const char* dir, const char* file, char* bu
     if (!d->ca.ca_name().empty()) ca = d->ca;
   }
   std::optional<std::string> ours;
-  if (ca && (ours = ibemu::verbs::SysfsFile(*ca, dir, file))) {
-    // Values that change (LIDs, states) are read fresh.
-    if (auto fresh = DescribeHca()) ours = ibemu::verbs::SysfsFile(*fresh, dir, file);
-    contents = ours ? *ours : std::string();
+  if (ibemu::verbs::SysfsTree::Get().Contains(dir) ||
+      (ca && ibemu::verbs::SysfsFile(*ca, dir, file))) {
+    // Values that change (LIDs, states) are read fresh; with the fabric gone, the last ones.
+    if (auto fresh = DescribeHca()) ca = std::move(fresh);
+    if (ca) ours = ibemu::verbs::SysfsFile(*ca, dir, file);
+  }
+  if (ours) {
+    contents = std::move(*ours);
   } else {
     std::string path = std::string(dir) + "/" + file;
     FILE* f = std::fopen(path.c_str(), "re");

@@ -82,6 +82,20 @@ TEST_F(VerbsDevices, IbvDevinfoListsTheHcaAndIbstatAgrees) {
                       port_guid.substr(12, 4);
     EXPECT_NE(info.out.find("GID[  0]:\t\t" + gid), std::string::npos) << info.out;
     lids[hca] = lid;
+
+    // The sysfs tree is real files: ibv_get_sysfs_path() (asked through ctypes, as no tool
+    // prints it) names the node's tree, and plain `cat` reads there the LID ibstat shows.
+    if (!HaveTool("python3")) continue;
+    CliResult root = f.ExecOnHca(
+        hca,
+        "python3 -c \"import ctypes; v = ctypes.CDLL('libibverbs.so.1'); "
+        "v.ibv_get_sysfs_path.restype = ctypes.c_char_p; print(v.ibv_get_sysfs_path().decode())\"");
+    ASSERT_EQ(root.status, 0) << root.out;
+    std::string sysfs = root.out.substr(0, root.out.find('\n'));
+    EXPECT_EQ(sysfs, f.dir() + "/sysfs/" + f.name() + "/" + hca);
+    CliResult cat = f.ExecOnHca(hca, "cat " + sysfs + "/class/infiniband/mlx5_0/ports/1/lid");
+    ASSERT_EQ(cat.status, 0) << cat.out;
+    EXPECT_EQ(std::stoi(cat.out, nullptr, 16), std::stoi(lid)) << cat.out;
   }
   EXPECT_NE(lids["H1"], lids["H3"]) << "each process sees its own HCA";
 }

@@ -1,21 +1,31 @@
 // hostlib/verbs without a fabric: the enum strings and rate conversions against the system's
 // rdma-core libibverbs (loaded privately with dlopen, when installed), and the fabric's
-// description of an HCA as ibv_port_attr, GIDs and sysfs files.
+// description of an HCA as ibv_port_attr, GIDs, sysfs files and the sysfs tree.
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <infiniband/sa.h>
 #include <infiniband/verbs.h>
 #include <rdma/ib_user_sa.h>
 #include <rdma/ib_user_verbs.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "hostlib/verbs/attributes.h"
+#include "hostlib/verbs/device.h"
 #include "hostlib/verbs/qp_state.h"
 #include "hostlib/verbs/sysfs.h"
+#include "hostlib/verbs/sysfs_tree.h"
 
 // rdma-core's driver.h, which Debian does not install.
+extern "C" const char* ibv_get_sysfs_path();
 extern "C" int ibv_read_sysfs_file(const char* dir, const char* file, char* buf, size_t size);
 // marshall.h, also not installed.
 extern "C" void ibv_copy_qp_attr_from_kern(ibv_qp_attr* dst, ib_uverbs_qp_attr* src);
@@ -25,6 +35,51 @@ extern "C" void ibv_copy_path_rec_to_kern(ib_user_path_rec* dst, ibv_sa_path_rec
 
 namespace ibemu::verbs {
 namespace {
+
+// The process stands behind node H1 of fabric "unit" in a run directory of its own, set before
+// main so the library's first look at the environment sees it: its sysfs tree is made there. No
+// fabric is up, so the device's description comes from the tests (AdoptDescription).
+struct TestRunDir {
+  std::string path;
+  TestRunDir() {
+    char tmpl[] = "/tmp/ibemu-verbs-test-XXXXXX";
+    if (!mkdtemp(tmpl)) std::abort();
+    path = tmpl;
+    setenv("IBEMU_RUN_DIR", path.c_str(), 1);
+    setenv("IBEMU_FABRIC", "unit", 1);
+    setenv("IBEMU_VERBS_HCA", "H1", 1);
+  }
+  ~TestRunDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path, ec);
+  }
+};
+const TestRunDir& RunDir() {
+  static TestRunDir dir;
+  return dir;
+}
+[[maybe_unused]] const TestRunDir& kRunDirBeforeMain = RunDir();
+
+// A file's bytes as a program reads them with open and read, or "<errno name>".
+std::string PlainRead(const std::string& path) {
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::string("<") + strerrorname_np(errno) + ">";
+  std::string s;
+  char b[256];
+  for (ssize_t n; (n = read(fd, b, sizeof b)) > 0;) s.append(b, static_cast<size_t>(n));
+  close(fd);
+  return s;
+}
+
+// What ibv_read_sysfs_file returns for root-relative `rel`, or "<-1>".
+std::string ReaderRead(const std::string& rel) {
+  std::string path = std::string(ibv_get_sysfs_path()) + "/" + rel;
+  auto slash = path.rfind('/');
+  char buf[128];
+  int n =
+      ibv_read_sysfs_file(path.substr(0, slash).c_str(), path.c_str() + slash + 1, buf, sizeof buf);
+  return n < 0 ? "<-1>" : std::string(buf, static_cast<size_t>(n));
+}
 
 class AgainstRdmaCore : public ::testing::Test {
  protected:
@@ -217,6 +272,108 @@ TEST(VerbsSysfs, ReadSysfsFileDropsTheNewlineAndRefusesToTruncate) {
   char small[3];
   EXPECT_EQ(ibv_read_sysfs_file("/proc/sys/kernel", "ostype", small, sizeof small), -1);
   EXPECT_EQ(ibv_read_sysfs_file("/nonexistent", "x", buf, sizeof buf), -1);
+}
+
+TEST(VerbsSysfsTree, EveryFileIsOneTheReaderServesWithTheSameBytes) {
+  umad::CaAttributes ca = TestCa();
+  auto files = SysfsFiles(ca);
+  // 3 of uverbs, 8 of the device, 9 of the port, GUIDCap 8 GIDs, 2 P_Keys.
+  EXPECT_EQ(files.size(), 30u);
+  for (const auto& [rel, contents] : files) {
+    auto slash = rel.rfind('/');
+    EXPECT_EQ(SysfsFile(ca, SysfsRoot() + "/" + rel.substr(0, slash), rel.substr(slash + 1)),
+              contents)
+        << rel;
+  }
+  EXPECT_EQ(files.front().first, "class/infiniband_verbs/abi_version");
+  EXPECT_EQ(files.back().first, "class/infiniband/mlx5_0/ports/1/pkeys/1");
+}
+
+TEST(VerbsSysfsTree, PlainReadsOfTheTreeSeeWhatTheReaderReturnsFresh) {
+  // ibv_get_sysfs_path() is the tree: <run dir>/sysfs/<fabric>/<node>, private to the user.
+  const std::string root = ibv_get_sysfs_path();
+  ASSERT_EQ(root, RunDir().path + "/sysfs/unit/H1");
+  for (const std::string& dir : {RunDir().path + "/sysfs", RunDir().path + "/sysfs/unit", root}) {
+    struct stat st;
+    ASSERT_EQ(lstat(dir.c_str(), &st), 0) << dir;
+    EXPECT_EQ(st.st_mode & 07777, 0700u) << dir;
+  }
+  umad::CaAttributes ca = TestCa();
+  AdoptDescription(ca);  // what every query that reaches the fabric does
+  const std::string lid = "class/infiniband/mlx5_0/ports/1/lid";
+  EXPECT_EQ(PlainRead(root + "/" + lid), "0x1a\n");
+  EXPECT_EQ(ReaderRead(lid), "0x1a");
+  for (const auto& [rel, contents] : SysfsFiles(ca)) {
+    EXPECT_EQ(PlainRead(root + "/" + rel), contents) << rel;
+    EXPECT_EQ(ReaderRead(rel) + "\n", contents) << rel;
+  }
+  EXPECT_EQ(PlainRead(root + "/class/infiniband_verbs/uverbs0/ibdev"), "mlx5_0\n");
+
+  // The SM moves the port: the next description rewrites the files that changed.
+  ca.mutable_ports(0)->set_lid(0x2b);
+  ca.mutable_ports(0)->set_sm_lid(0x7);
+  ca.mutable_ports(0)->set_state(2);
+  AdoptDescription(ca);
+  EXPECT_EQ(PlainRead(root + "/" + lid), "0x2b\n");
+  EXPECT_EQ(ReaderRead(lid), "0x2b");
+  EXPECT_EQ(PlainRead(root + "/class/infiniband/mlx5_0/ports/1/sm_lid"), "0x7\n");
+  EXPECT_EQ(PlainRead(root + "/class/infiniband/mlx5_0/ports/1/state"), "2: INIT\n");
+
+  // What the description no longer has goes, with what others left behind: a port of an earlier
+  // fabric, and the temporary file of a writer that died before its rename.
+  std::filesystem::create_directories(root + "/class/infiniband/mlx5_0/ports/2");
+  std::ofstream(root + "/class/infiniband/mlx5_0/ports/2/lid") << "0x5\n";
+  pid_t dead = fork();
+  if (dead == 0) _exit(0);
+  waitpid(dead, nullptr, 0);
+  const std::string stale =
+      root + "/class/infiniband/mlx5_0/ports/1/.lid.tmp." + std::to_string(dead);
+  std::ofstream(stale) << "0x";
+  ca.mutable_ports(0)->clear_pkeys();
+  ca.mutable_ports(0)->add_pkeys(0xFFFF);
+  AdoptDescription(ca);
+  EXPECT_EQ(PlainRead(root + "/class/infiniband/mlx5_0/ports/1/pkeys/0"), "0xffff\n");
+  EXPECT_EQ(PlainRead(root + "/class/infiniband/mlx5_0/ports/1/pkeys/1"), "<ENOENT>");
+  EXPECT_EQ(ReaderRead("class/infiniband/mlx5_0/ports/1/pkeys/1"), "<-1>");
+  EXPECT_FALSE(std::filesystem::exists(root + "/class/infiniband/mlx5_0/ports/2"));
+  EXPECT_FALSE(std::filesystem::exists(stale));
+  // Every write was a rename: no temporary file of ours is left.
+  for (const auto& e : std::filesystem::recursive_directory_iterator(root))
+    EXPECT_NE(e.path().filename().string()[0], '.') << e.path();
+
+  // A tree someone removed is written again whole at the next description.
+  std::filesystem::remove_all(root + "/class");
+  AdoptDescription(ca);
+  EXPECT_EQ(PlainRead(root + "/" + lid), "0x2b\n");
+  EXPECT_EQ(PlainRead(root + "/class/infiniband/mlx5_0/node_guid"), "0002:c903:0000:0300\n");
+}
+
+TEST(VerbsSysfsTree, ADirectoryThatCannotBeMadeIsRefusedWithTheReason) {
+  const std::string base = RunDir().path + "/refuse";
+  std::filesystem::create_directories(base);
+  std::string why;
+  // Node names become one escaped path component, never "..": a name cannot climb out.
+  transport::RunDir ok{base + "/run", "IBEMU_RUN_DIR"};
+  EXPECT_EQ(PrepareSysfsTree(ok, "f", "../x y", &why), base + "/run/sysfs/f/%2e.%2fx%20y") << why;
+  EXPECT_EQ(why, "");
+  // A run directory under a plain file cannot be made.
+  std::ofstream(base + "/file") << "x";
+  transport::RunDir under_file{base + "/file/run", "IBEMU_RUN_DIR"};
+  EXPECT_EQ(PrepareSysfsTree(under_file, "f", "H1", &why), "");
+  EXPECT_NE(why.find(base + "/file"), std::string::npos) << why;
+  // A planted symbolic link is not followed.
+  std::filesystem::create_directories(base + "/run2");
+  chmod((base + "/run2").c_str(), 0700);
+  std::filesystem::create_directory_symlink(base + "/run", base + "/run2/sysfs");
+  transport::RunDir planted{base + "/run2", "IBEMU_RUN_DIR"};
+  EXPECT_EQ(PrepareSysfsTree(planted, "f", "H1", &why), "");
+  EXPECT_NE(why.find("symbolic link"), std::string::npos) << why;
+  // A tree whose files cannot be written says so and goes on.
+  SysfsTree nowhere(base + "/file/tree");
+  nowhere.Write(TestCa());
+  nowhere.Write(TestCa());
+  EXPECT_TRUE(nowhere.Contains(base + "/file/tree/class"));
+  EXPECT_FALSE(nowhere.Contains(base + "/file/treehouse"));
 }
 
 // The kernel's qp_state_table, as ib_modify_qp_is_ok applies it (docs in qp_state.h).
