@@ -108,6 +108,19 @@ TEST(Partitions, EveryCcHookInUseGivesOneDigestInOneThreeAndPerDeviceProcesses) 
   EXPECT_NE(Digest(n.out), Digest(one.out));
 }
 
+// Santos et al.'s mechanism (input-buffer marking, per-packet ACKs, windows and IPD gates) in
+// one process and in three: the same run. S-B5 marks from its first milliseconds.
+TEST(Partitions, SantosGivesOneDigestInOneAndThreeProcesses) {
+  std::string scen = std::string(IBEMU_SOURCE_DIR) + "/configs/scenarios/santos/s-b5-proposed.yaml";
+  TempDir out("partitions-santos");
+  std::string common = "run -q --no-plot --duration 5ms " + scen + " -o " + out.path();
+  CliResult one = Cli(common), three = Cli(common + " --partitions 3");
+  ASSERT_EQ(one.status, 0) << one.out;
+  ASSERT_EQ(three.status, 0) << three.out;
+  EXPECT_EQ(Digest(three.out), Digest(one.out));
+  EXPECT_EQ(FlowRows(three.out), FlowRows(one.out));
+}
+
 TEST(Partitions, Scenario1HasOneDigestInOneProcessThreeProcessesAndOneProcessPerDevice) {
   std::string scen = std::string(IBEMU_SOURCE_DIR) + "/configs/scenarios/testbed-scenario1.yaml";
   TempDir out("partitions");
