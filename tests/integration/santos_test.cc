@@ -44,6 +44,18 @@ TEST(Santos, AWindowOfOnePacketLetsTheVictimTakeIdleBandwidth) {
   EXPECT_GT(w1.root(), 0.95);
 }
 
+TEST(Santos, AWindowFailsWithMoreFlowsThanSlotsAndOracleRatesGiveEveryFlowItsShare) {
+  Shares w1 = SharesOf(RunScenario("configs/scenarios/santos/s-b3-window-r5.yaml"));
+  Shares oracle = SharesOf(RunScenario("configs/scenarios/santos/s-b4-oracle.yaml"));
+  // S-B3: five remote flows of one packet each fill B's four slots: spreading again.
+  EXPECT_LT(w1.victim, 0.10);
+  EXPECT_LT(w1.isl(), 0.35);
+  // S-B4: every flow gets the payload rate it is given: 0.77 Gbit/s each, 3.85 the victim.
+  EXPECT_NEAR(oracle.local, 5 * 0.77 / kLink, 0.02);
+  EXPECT_NEAR(oracle.remote, 5 * 0.77 / kLink, 0.02);
+  EXPECT_NEAR(oracle.victim, 3.85 / kLink, 0.02);
+}
+
 TEST(Santos, NaiveMarkingFavoursTheLocalFlowsAndTheProposedOneIsFairerAndSparesTheVictim) {
   Shares naive = SharesOf(RunScenario("configs/scenarios/santos/s-b5-naive.yaml"));
   Shares proposed = SharesOf(RunScenario("configs/scenarios/santos/s-b5-proposed.yaml"));

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# What each congestion-control mechanism costs the simulator, side by side in one run: the
+# 648-node fat tree at 80 % load with a tenth of the traffic to two hot spots (so that switches
+# mark and sources throttle), as configs/scenarios/bench/fat-tree-648-hotspot-cc-off.yaml, with
+# each mechanism in turn. Not a test: it prints figures for docs/performance.md.
+#
+#   bench/cc_bench.sh [DURATION]      default 3ms
+#
+# Per mechanism: wall time, events and packet-hops, wall nanoseconds per packet-hop, the ratio to
+# CC off, the delivered load, and the packet-hops that carried FECN (a mechanism that marks
+# nothing here measures only its bookkeeping).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+DURATION=${1:-3ms}
+IBEMU=${IBEMU:-build/emulator/ibemu}
+B=configs/scenarios/bench
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+
+# The CC-off scenario with its congestion_control section replaced (name, then the section's
+# lines, indented as in the file).
+variant() {  # variant NAME SECTION
+  python3 - "$B/fat-tree-648-hotspot-cc-off.yaml" "$1" "$2" > "$TMP/$1.yaml" <<'PY'
+import sys
+src, name, section = sys.argv[1:4]
+text = open(src).read()
+a = text.index("congestion_control:")
+b = text.index("traffic:")
+print(text[:a] + "congestion_control:\n" + section + text[b:], end="")
+PY
+}
+variant none "  mechanism: none
+"
+cp "$B/fat-tree-648-hotspot-cc-on.yaml" "$TMP/ib.yaml"
+# Santos et al.: proposed input-buffer marking at a buffer of one packet's room, window 1, LIPD.
+variant santos "  mechanism: santos
+  parameters: {trigger: proposed, window: 1, rate: lipd}
+"
+MECHS=(none ib santos)
+
+echo "ibemu CC benchmark: 648-node fat tree, 4x QDR, 80 % load, 10 % to two hot spots, $DURATION simulated"
+echo "host: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
+for m in "${MECHS[@]}"; do
+  /usr/bin/time -f "%e" -o "$TMP/$m.time" "$IBEMU" run "$TMP/$m.yaml" -q --no-plot \
+    --duration "$DURATION" -o "$TMP/$m" > "$TMP/$m.out"
+done
+python3 - "$TMP" "${MECHS[@]}" <<'PY'
+import json, sys
+tmp, mechs = sys.argv[1], sys.argv[2:]
+rows = {}
+for m in mechs:
+    s = json.load(open(f"{tmp}/{m}/summary.json"))
+    wall = float(open(f"{tmp}/{m}.time").read().split()[0])
+    rows[m] = dict(wall=wall, events=s["events"], hops=s["packet_hops"],
+                   gbps=sum(f["rx_gbps"] for f in s["flows"]),
+                   fecn=sum(p.get("tx_fecn", 0) for p in s["ports"]))
+base = rows["none"]["wall"] / rows["none"]["hops"]
+print(f"{'mechanism':<11}{'wall s':>8}{'events':>12}{'packet-hops':>13}{'ns/hop':>8}{'x off':>7}"
+      f"{'delivered Tb/s':>16}{'FECN hops':>11}")
+for m, r in rows.items():
+    per = r["wall"] / r["hops"]
+    print(f"{m:<11}{r['wall']:>8.2f}{r['events']:>12}{r['hops']:>13}{per * 1e9:>8.0f}{per / base:>7.2f}"
+          f"{r['gbps'] / 1000:>16.2f}{r['fecn']:>11}")
+PY
