@@ -44,6 +44,20 @@ TEST(Santos, AWindowOfOnePacketLetsTheVictimTakeIdleBandwidth) {
   EXPECT_GT(w1.root(), 0.95);
 }
 
+// fabric.switch.bypass_limit: the victim's packets may pass the remote packet waiting at B's
+// inter-switch input four times; then the input waits for it. Without the limit they pass it
+// freely (virtual output queues) and the victim gets most of the idle link.
+TEST(Santos, TheBypassLimitHoldsAnInputForItsOldestPacket) {
+  Shares limit4 = SharesOf(RunScenario("configs/scenarios/santos/s-b2-window.yaml"));
+  Shares free = SharesOf(RunScenario("configs/scenarios/santos/s-b2-window.yaml",
+                                     [](scenario::Scenario& s) { s.sw.bypass_limit = 0; }));
+  EXPECT_GT(free.victim, 0.7);
+  EXPECT_LT(limit4.victim, 0.6);
+  EXPECT_GT(limit4.victim, 0.3);
+  // The remote flow's packet is held back less often with the limit.
+  EXPECT_GT(limit4.remote, free.remote);
+}
+
 TEST(Santos, AWindowFailsWithMoreFlowsThanSlotsAndOracleRatesGiveEveryFlowItsShare) {
   Shares w1 = SharesOf(RunScenario("configs/scenarios/santos/s-b3-window-r5.yaml"));
   Shares oracle = SharesOf(RunScenario("configs/scenarios/santos/s-b4-oracle.yaml"));
