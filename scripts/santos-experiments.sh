@@ -18,25 +18,21 @@ run() {  # run SCENARIO_FILE NAME
   }
 }
 
+# One run and its rates plot over (FROM_MS, TO_MS].
+figure() {  # figure SCENARIO NAME FROM_MS TO_MS TITLE
+  run "$S/$1.yaml" "$2"
+  scripts/santos_plot.py rates "$OUT/$2" "$PLOTS/santos-$2.png" "$5" "$3" "$4"
+}
+
 echo "== S-B1 to S-B5: rates (fractions of the 1 GB/s link) =="
-run $S/s-b1-no-cc.yaml s-b1
-run $S/s-b2-window.yaml s-b2
-run $S/s-b3-window-r5.yaml s-b3
-run $S/s-b4-oracle.yaml s-b4
-run $S/s-b5-naive.yaml s-b5-naive
-run $S/s-b5-proposed.yaml s-b5-proposed
-scripts/santos_plot.py rates "$OUT/s-b1" "$PLOTS/santos-s-b1.png" \
-  "S-B1 (Fig. 2): L=5, R=1, victim 40-60 ms, no congestion control" 45 60
-scripts/santos_plot.py rates "$OUT/s-b2" "$PLOTS/santos-s-b2.png" \
-  "S-B2 (Fig. 3b): the same with a window of one packet" 45 60
-scripts/santos_plot.py rates "$OUT/s-b3" "$PLOTS/santos-s-b3.png" \
-  "S-B3 (Fig. 3c): L=5, R=5, victim 40-60 ms, window of one packet" 45 60
-scripts/santos_plot.py rates "$OUT/s-b4" "$PLOTS/santos-s-b4.png" \
-  "S-B4 (Fig. 3d): the same at oracle rates (1/10 each, 1/2 the victim), no CC" 45 60
-scripts/santos_plot.py rates "$OUT/s-b5-naive" "$PLOTS/santos-s-b5-naive.png" \
-  "S-B5 (Fig. 4a): L=R=10, victim; LIPD, window 1, naive marking" 20 100
-scripts/santos_plot.py rates "$OUT/s-b5-proposed" "$PLOTS/santos-s-b5-proposed.png" \
-  "S-B5 (Fig. 4b): L=R=10, victim; LIPD, window 1, proposed marking" 20 100
+figure s-b1-no-cc s-b1 45 60 "S-B1 (Fig. 2): L=5, R=1, victim 40-60 ms, no congestion control"
+figure s-b2-window s-b2 45 60 "S-B2 (Fig. 3b): the same with a window of one packet"
+figure s-b3-window-r5 s-b3 45 60 "S-B3 (Fig. 3c): L=5, R=5, victim 40-60 ms, window of one packet"
+figure s-b4-oracle s-b4 45 60 \
+  "S-B4 (Fig. 3d): the same at oracle rates (1/10 each, 1/2 the victim), no CC"
+figure s-b5-naive s-b5-naive 20 100 "S-B5 (Fig. 4a): L=R=10, victim; LIPD, window 1, naive marking"
+figure s-b5-proposed s-b5-proposed 20 100 \
+  "S-B5 (Fig. 4b): L=R=10, victim; LIPD, window 1, proposed marking"
 
 echo "== S-B6: recovery from R_min =="
 scripts/santos_plot.py recovery "$PLOTS/santos-s-b6.png"

@@ -163,8 +163,7 @@ class Hca : public mgmt::ManagedNode, private cc::HcaView {
   // The QP's port went down: queued sends that were never sent start their retry count too.
   void VerbsPortDown(uint32_t qi);
   void VerbsReceive(int p, Packet* pkt);
-  uint32_t ReadResponsePackets(const VerbsQp& q, uint32_t total) const;
-  bool VerbsReadResponses(int p, VerbsQp& q, Packet* pkt, uint32_t psn);
+  uint32_t VerbsReadResponses(int p, VerbsQp& q, Packet* pkt, uint32_t psn);
   void VerbsAtomicAck(int p, VerbsQp& q, const Packet& request, uint32_t psn, uint64_t orig);
   void VerbsRequest(int p, VerbsQp& q, Packet* pkt);
   void VerbsResponse(VerbsQp& q, uint32_t qi, Packet* pkt);

@@ -986,22 +986,17 @@ void Hca::VerbsAtomicAck(int p, VerbsQp& q, const Packet& request, uint32_t psn,
   VerbsQueueResponse(p, resp, r.lrh().slid());
 }
 
-uint32_t Hca::ReadResponsePackets(const VerbsQp& q, uint32_t total) const {
-  uint32_t mtu = MtuBytes(q.attr.path_mtu);
-  return std::max<uint32_t>(1, (total + mtu - 1) / mtu);
-}
-
-// The responses to the READ request `pkt` at PSN `psn`, its whole range checked first; false
-// when the range may not be read (the caller NAKs). A duplicate request runs again: memory is
-// read anew, as IBA 9.7.5.1.1 has the responder do.
-bool Hca::VerbsReadResponses(int p, VerbsQp& q, Packet* pkt, uint32_t psn) {
+// The responses to the READ request `pkt` at PSN `psn`, its whole range checked first: how many
+// packets (at least one), or 0 when the range may not be read (the caller NAKs). A duplicate
+// request runs again: memory is read anew, as IBA 9.7.5.1.1 has the responder do.
+uint32_t Hca::VerbsReadResponses(int p, VerbsQp& q, Packet* pkt, uint32_t psn) {
   wire::Reth r{Ext(pkt)};
   uint32_t total = r.dma_length();
   // The whole range is checked before any response goes out; each packet's bytes are read
   // when it is built.
-  if (!Region(q, r.rkey(), true, IBV_ACCESS_REMOTE_READ, r.va(), total)) return false;
+  if (!Region(q, r.rkey(), true, IBV_ACCESS_REMOTE_READ, r.va(), total)) return 0;
   uint32_t mtu = MtuBytes(q.attr.path_mtu);
-  uint32_t n = ReadResponsePackets(q, total);
+  uint32_t n = std::max<uint32_t>(1, (total + mtu - 1) / mtu);
   // The responses' payloads, read a chunk at a time straight into their own buffers.
   std::vector<std::vector<uint8_t>> staged;
   size_t next = 0;
@@ -1032,7 +1027,7 @@ bool Hca::VerbsReadResponses(int p, VerbsQp& q, Packet* pkt, uint32_t psn) {
     CountVerbsSent(q.qpn - kVerbsQpnBase, q, *resp);
     VerbsQueueResponse(p, resp, pkt->lrh().slid());
   }
-  return true;
+  return n;
 }
 
 void Hca::VerbsRequest(int p, VerbsQp& q, Packet* pkt) {
@@ -1053,7 +1048,7 @@ void Hca::VerbsRequest(int p, VerbsQp& q, Packet* pkt) {
       // A duplicate (IBA 9.7.5.1.1): the requester missed our response. A READ runs again, an
       // atomic gets the result it had (it must not run twice), anything else the latest ACK.
       if (o == op::kReadRequest) {
-        if (!VerbsReadResponses(p, q, pkt, psn))
+        if (VerbsReadResponses(p, q, pkt, psn) == 0)
           VerbsAck(p, q, *pkt, wire::aeth::Nak(wire::aeth::kRemoteAccessError), psn);
       } else if (o == op::kCompareSwap || o == op::kFetchAdd) {
         for (const auto& [done_psn, orig] : q.atomic_results)
@@ -1176,12 +1171,13 @@ void Hca::VerbsRequest(int p, VerbsQp& q, Packet* pkt) {
     }
   } else if (o == op::kReadRequest && rc) {
     ++q.msn;  // the responses carry it
-    if (!VerbsReadResponses(p, q, pkt, psn)) {
+    uint32_t n = VerbsReadResponses(p, q, pkt, psn);
+    if (n == 0) {
       --q.msn;
       nak(wire::aeth::kRemoteAccessError);
       return;
     }
-    q.epsn = PsnAdd(q.epsn, ReadResponsePackets(q, wire::Reth{e}.dma_length()));
+    q.epsn = PsnAdd(q.epsn, n);
     return;
   } else if ((o == op::kCompareSwap || o == op::kFetchAdd) && rc) {
     wire::AtomicEth a{e};

@@ -73,20 +73,24 @@ class VerbsErrors : public ::testing::Test {
     return q;
   }
 
+  // Posts wr, signaled, with the one SGE `sge`: what every case's work request has in common.
+  static int PostOne(ibv_qp* q, ibv_send_wr wr, ibv_sge sge) {
+    wr.sg_list = &sge;
+    wr.num_sge = 1;
+    wr.send_flags |= IBV_SEND_SIGNALED;
+    ibv_send_wr* bad = nullptr;
+    return ibv_post_send(q, &wr, &bad);
+  }
+
   // A signaled UD SEND of the 64 bytes at 8192 from q to itself through address handle h.
   int SendUd(ibv_qp* q, uint64_t id, ibv_ah* h, uint32_t qkey) {
-    ibv_sge sge{At(8192), 64, mr_->lkey};
     ibv_send_wr wr{};
     wr.wr_id = id;
     wr.opcode = IBV_WR_SEND;
-    wr.sg_list = &sge;
-    wr.num_sge = 1;
-    wr.send_flags = IBV_SEND_SIGNALED;
     wr.wr.ud.ah = h;
     wr.wr.ud.remote_qpn = q->qp_num;
     wr.wr.ud.remote_qkey = qkey;
-    ibv_send_wr* bad = nullptr;
-    return ibv_post_send(q, &wr, &bad);
+    return PostOne(q, wr, {At(8192), 64, mr_->lkey});
   }
 
   ibv_qp* NewQp() {
@@ -134,32 +138,46 @@ class VerbsErrors : public ::testing::Test {
                          IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
                              IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
   }
+  // Connects two RC QPs to each other and brings both to RTS.
+  void Connect(ibv_qp* req, ibv_qp* resp, int req_access, int resp_access, int retry = 3,
+               int rnr_retry = 1) {
+    ASSERT_EQ(ToInit(req, req_access), 0);
+    ASSERT_EQ(ToInit(resp, resp_access), 0);
+    ASSERT_EQ(ToRtr(req, resp->qp_num), 0);
+    ASSERT_EQ(ToRtr(resp, req->qp_num), 0);
+    ASSERT_EQ(ToRts(req, retry, rnr_retry), 0);
+    ASSERT_EQ(ToRts(resp, retry, rnr_retry), 0);
+  }
   // A requester and a responder connected to each other, both in RTS.
   void Pair(ibv_qp** req, ibv_qp** resp, int resp_access, int retry = 3, int rnr_retry = 1) {
     *req = NewQp();
     *resp = NewQp();
     ASSERT_TRUE(*req && *resp);
-    ASSERT_EQ(ToInit(*req, 0), 0);
-    ASSERT_EQ(ToInit(*resp, resp_access), 0);
-    ASSERT_EQ(ToRtr(*req, (*resp)->qp_num), 0);
-    ASSERT_EQ(ToRtr(*resp, (*req)->qp_num), 0);
-    ASSERT_EQ(ToRts(*req, retry, rnr_retry), 0);
-    ASSERT_EQ(ToRts(*resp, retry, rnr_retry), 0);
+    Connect(*req, *resp, 0, resp_access, retry, rnr_retry);
   }
 
+  // `imm` in network order, for the _WITH_IMM opcodes.
   int Send(ibv_qp* q, uint64_t wr_id, ibv_wr_opcode op, uint64_t addr, uint32_t len, uint32_t lkey,
-           uint64_t remote = 0, uint32_t rkey = 0) {
-    ibv_sge sge{addr, len, lkey};
+           uint64_t remote = 0, uint32_t rkey = 0, uint32_t imm = 0) {
     ibv_send_wr wr{};
     wr.wr_id = wr_id;
     wr.opcode = op;
-    wr.sg_list = &sge;
-    wr.num_sge = 1;
-    wr.send_flags = IBV_SEND_SIGNALED;
+    wr.imm_data = imm;
     wr.wr.rdma.remote_addr = remote;
     wr.wr.rdma.rkey = rkey;
-    ibv_send_wr* bad = nullptr;
-    return ibv_post_send(q, &wr, &bad);
+    return PostOne(q, wr, {addr, len, lkey});
+  }
+  // An atomic WR on the 8 bytes at `remote`, the old value landing at `local`.
+  int Atomic(ibv_qp* q, uint64_t wr_id, ibv_wr_opcode op, uint64_t local, uint64_t remote,
+             uint64_t compare_add, uint64_t swap) {
+    ibv_send_wr wr{};
+    wr.wr_id = wr_id;
+    wr.opcode = op;
+    wr.wr.atomic.remote_addr = remote;
+    wr.wr.atomic.rkey = mr_->rkey;
+    wr.wr.atomic.compare_add = compare_add;
+    wr.wr.atomic.swap = swap;
+    return PostOne(q, wr, {local, 8, mr_->lkey});
   }
   int Recv(ibv_qp* q, uint64_t wr_id, uint64_t addr, uint32_t len) {
     ibv_sge sge{addr, len, mr_->lkey};
@@ -505,24 +523,6 @@ TEST_F(VerbsErrors, ADatagramToAGlobalAddressBringsItsGrhIntoTheReceiveBuffer) {
 
 namespace {
 
-// An atomic WR on the 8 bytes at remote `remote`, the old value landing at local `local`.
-int Atomic(ibv_qp* q, uint64_t wr_id, ibv_wr_opcode op, uint64_t local, uint32_t lkey,
-           uint64_t remote, uint32_t rkey, uint64_t compare_add, uint64_t swap) {
-  ibv_sge sge{local, 8, lkey};
-  ibv_send_wr wr{};
-  wr.wr_id = wr_id;
-  wr.opcode = op;
-  wr.sg_list = &sge;
-  wr.num_sge = 1;
-  wr.send_flags = IBV_SEND_SIGNALED;
-  wr.wr.atomic.remote_addr = remote;
-  wr.wr.atomic.rkey = rkey;
-  wr.wr.atomic.compare_add = compare_add;
-  wr.wr.atomic.swap = swap;
-  ibv_send_wr* bad = nullptr;
-  return ibv_post_send(q, &wr, &bad);
-}
-
 uint64_t Load64(const uint8_t* p) {
   uint64_t v;
   std::memcpy(&v, p, 8);
@@ -558,9 +558,7 @@ TEST_F(VerbsErrors, OneSidedOperationsReachTheTargetsMemoryWithTheirResults) {
   const size_t target = 60000, old = 60016;  // 8-byte aligned, inside the region
   uint64_t v = 0x1122334455667788;
   std::memcpy(&buf_[target], &v, 8);
-  ASSERT_EQ(
-      Atomic(a, 3, IBV_WR_ATOMIC_FETCH_AND_ADD, At(old), mr_->lkey, At(target), mr_->rkey, 5, 0),
-      0);
+  ASSERT_EQ(Atomic(a, 3, IBV_WR_ATOMIC_FETCH_AND_ADD, At(old), At(target), 5, 0), 0);
   auto f = Poll(1);
   ASSERT_EQ(f.size(), 1u);
   EXPECT_EQ(f[3].status, IBV_WC_SUCCESS);
@@ -568,12 +566,8 @@ TEST_F(VerbsErrors, OneSidedOperationsReachTheTargetsMemoryWithTheirResults) {
   EXPECT_EQ(Load64(&buf_[old]), v);
   EXPECT_EQ(Load64(&buf_[target]), v + 5);
 
-  ASSERT_EQ(
-      Atomic(a, 4, IBV_WR_ATOMIC_CMP_AND_SWP, At(old), mr_->lkey, At(target), mr_->rkey, v + 5, 77),
-      0);
-  ASSERT_EQ(
-      Atomic(a, 5, IBV_WR_ATOMIC_CMP_AND_SWP, At(old + 8), mr_->lkey, At(target), mr_->rkey, v, 99),
-      0);
+  ASSERT_EQ(Atomic(a, 4, IBV_WR_ATOMIC_CMP_AND_SWP, At(old), At(target), v + 5, 77), 0);
+  ASSERT_EQ(Atomic(a, 5, IBV_WR_ATOMIC_CMP_AND_SWP, At(old + 8), At(target), v, 99), 0);
   auto c = Poll(2);
   ASSERT_EQ(c.size(), 2u);
   EXPECT_EQ(c[4].status, IBV_WC_SUCCESS);
@@ -592,18 +586,7 @@ TEST_F(VerbsErrors, ImmediatesArriveWithTheirCompletions) {
   ASSERT_EQ(Recv(b, 2, At(4096), 256), 0);
   std::memset(buf_.data(), 0x3c, 128);
   auto post = [&](uint64_t id, ibv_wr_opcode op, uint32_t imm) {
-    ibv_sge sge{At(0), 128, mr_->lkey};
-    ibv_send_wr wr{};
-    wr.wr_id = id;
-    wr.opcode = op;
-    wr.sg_list = &sge;
-    wr.num_sge = 1;
-    wr.send_flags = IBV_SEND_SIGNALED;
-    wr.imm_data = htonl(imm);
-    wr.wr.rdma.remote_addr = At(16384);
-    wr.wr.rdma.rkey = mr_->rkey;
-    ibv_send_wr* bad = nullptr;
-    return ibv_post_send(a, &wr, &bad);
+    return Send(a, id, op, At(0), 128, mr_->lkey, At(16384), mr_->rkey, htonl(imm));
   };
   ASSERT_EQ(post(3, IBV_WR_SEND_WITH_IMM, 0xabcd0001), 0);
   ASSERT_EQ(post(4, IBV_WR_RDMA_WRITE_WITH_IMM, 0xabcd0002), 0);
@@ -642,12 +625,7 @@ TEST_F(VerbsErrors, TheSrqLimitEventArrivesOnThePollableAsyncFd) {
   ASSERT_NE(b, nullptr);
   qps_.push_back(b);
   ibv_qp* a = NewQp();
-  ASSERT_EQ(ToInit(a, 0), 0);
-  ASSERT_EQ(ToInit(b, 0), 0);
-  ASSERT_EQ(ToRtr(a, b->qp_num), 0);
-  ASSERT_EQ(ToRtr(b, a->qp_num), 0);
-  ASSERT_EQ(ToRts(a, 3, 1), 0);
-  ASSERT_EQ(ToRts(b, 3, 1), 0);
+  Connect(a, b, 0, 0);
   for (uint64_t i = 0; i < 3; ++i) {
     ibv_sge sge{At(4096 + 256 * i), 256, mr_->lkey};
     ibv_recv_wr wr{};
@@ -697,12 +675,7 @@ TEST_F(VerbsErrors, ACompletionChannelIsPollable) {
   ibv_qp* a = ibv_create_qp(pd_, &init);
   ibv_qp* b = ibv_create_qp(pd_, &init);
   ASSERT_TRUE(a && b);
-  ASSERT_EQ(ToInit(a, IBV_ACCESS_REMOTE_WRITE), 0);
-  ASSERT_EQ(ToInit(b, IBV_ACCESS_REMOTE_WRITE), 0);
-  ASSERT_EQ(ToRtr(a, b->qp_num), 0);
-  ASSERT_EQ(ToRtr(b, a->qp_num), 0);
-  ASSERT_EQ(ToRts(a, 3, 1), 0);
-  ASSERT_EQ(ToRts(b, 3, 1), 0);
+  Connect(a, b, IBV_ACCESS_REMOTE_WRITE, IBV_ACCESS_REMOTE_WRITE);
   pollfd pfd{ch->fd, POLLIN, 0};
   // Unarmed: a completion raises no event.
   ASSERT_EQ(Send(a, 1, IBV_WR_RDMA_WRITE, At(0), 8, mr_->lkey, At(8192), mr_->rkey), 0);

@@ -53,7 +53,7 @@ Echo WindowRateSource::OnReceive(HcaView& h, int port, Packet& p) {
   return bth.fecn() && bth.ack_req() ? Echo::kOnAck : Echo::kNone;
 }
 
-void WindowRateSource::StartOfFlow(HcaView& h, uint32_t qp, Qp& q) {
+void WindowRateSource::StartOfFlow(HcaView& h, Qp& q) {
   if (opt_.persistent || q.last_activity < 0) return;
   SimTime gap = opt_.flow_gap > 0 ? opt_.flow_gap
                                   : static_cast<SimTime>(q.spacing_unit / opt_.r_min);  // T_rec
@@ -63,7 +63,7 @@ void WindowRateSource::StartOfFlow(HcaView& h, uint32_t qp, Qp& q) {
 void WindowRateSource::OnSent(HcaView& h, uint32_t qp, const Packet& p) {
   if (!Counted(p)) return;
   Qp& q = Of(qp);
-  StartOfFlow(h, qp, q);
+  StartOfFlow(h, q);
   q.last_start = q.last_activity = h.Now();
   q.spacing_unit = h.SerializationTime(h.QpPort(qp), p.wire_bytes());
   if (opt_.window > 0) q.outstanding.push_back(const_cast<Packet&>(p).bth().psn());

@@ -45,7 +45,7 @@ class WindowRateSource : public HcaCc {
   double Ipd(double rate) const;
   SimTime NextStart(const Qp& q) const;
   void Reopen(HcaView& h, uint32_t qp, Qp& q);
-  void StartOfFlow(HcaView& h, uint32_t qp, Qp& q);
+  void StartOfFlow(HcaView& h, Qp& q);
 
   Options opt_;
   std::unique_ptr<RateFunction> rate_;  // null: no rate control
