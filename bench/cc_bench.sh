@@ -36,7 +36,12 @@ cp "$B/fat-tree-648-hotspot-cc-on.yaml" "$TMP/ib.yaml"
 variant santos "  mechanism: santos
   parameters: {trigger: proposed, window: 1, rate: lipd}
 "
-MECHS=(none ib santos)
+# MVCM: MVPM marking (on this input-queued switch the output's queue is what the inputs hold for
+# it), window 2 and waiting slots; k and n of the fat tree's 36-port switches and 2 levels.
+variant mvcm "  mechanism: mvcm
+  parameters: {k: 36, n: 2}
+"
+MECHS=(none ib santos mvcm)
 
 echo "ibemu CC benchmark: 648-node fat tree, 4x QDR, 80 % load, 10 % to two hot spots, $DURATION simulated"
 echo "host: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"

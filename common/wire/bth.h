@@ -18,6 +18,9 @@ struct Bth {
   // FECN and BECN occupy the top two bits of byte 4 (IBA annex A10, congestion control).
   bool fecn() const { return b[4] & 0x80; }
   bool becn() const { return b[4] & 0x40; }
+  // The six reserved bits after BECN (Resv6a): zero on the wire unless a mechanism that needs
+  // more header bits (MVCM's validation bit) uses them.
+  uint8_t resv6a() const { return b[4] & 0x3F; }
   uint32_t dest_qp() const { return uint32_t{b[5]} << 16 | uint32_t{b[6]} << 8 | b[7]; }
   bool ack_req() const { return b[8] & 0x80; }
   uint32_t psn() const { return uint32_t{b[9]} << 16 | uint32_t{b[10]} << 8 | b[11]; }
@@ -33,6 +36,7 @@ struct Bth {
   }
   void set_fecn(bool v) { b[4] = static_cast<uint8_t>((b[4] & 0x7F) | (v ? 0x80 : 0)); }
   void set_becn(bool v) { b[4] = static_cast<uint8_t>((b[4] & 0xBF) | (v ? 0x40 : 0)); }
+  void set_resv6a(uint8_t v) { b[4] = static_cast<uint8_t>((b[4] & 0xC0) | (v & 0x3F)); }
   void set_dest_qp(uint32_t v) {
     b[5] = static_cast<uint8_t>(v >> 16);
     b[6] = static_cast<uint8_t>(v >> 8);

@@ -60,6 +60,11 @@ class HcaCc {
   virtual Echo OnReceive(HcaView& h, int port, Packet& p) { return Echo::kNone; }
   // H4: an acknowledgement or CNP for local QP `qp` arrived (the mechanism reads BECN itself).
   virtual void OnResponse(HcaView& h, uint32_t qp, Packet& p) {}
+  // H3: the acknowledgement `ack` of data packet `data` has been built (BECN already set when
+  // OnReceive answered kOnAck): the mechanism may echo more of the data's marks in it.
+  virtual void OnAck(HcaView& h, Packet& data, Packet& ack) {}
+  // H4: a message was queued at synthetic QP `qp`; `was_idle`: the QP had nothing else to send.
+  virtual void OnMessageQueued(HcaView& h, uint32_t qp, bool was_idle) {}
   // H4: QP `qp` has just put data packet `p` on the link.
   virtual void OnSent(HcaView& h, uint32_t qp, const Packet& p) {}
   virtual void OnTimer(HcaView& h, uint32_t a, uint64_t b) {}

@@ -9,6 +9,9 @@ void Register();
 namespace santos {
 void Register();
 }
+namespace mvcm {
+void Register();
+}
 void RegisterProbe();
 
 namespace {
@@ -33,6 +36,7 @@ void RegisterMechanisms() {
                                  });
     ib::Register();
     santos::Register();
+    mvcm::Register();
     RegisterProbe();
   });
 }

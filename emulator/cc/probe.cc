@@ -26,7 +26,7 @@ class ProbeSwitch : public SwitchCc {
             int chosen) override {
     return (const_cast<Packet&>(p).lrh().dlid() & 1) ? extra_ : chosen;
   }
-  void OnEnqueue(SwitchView& s, int in, int in_vl, int out, int out_vl, const Packet& p) override {
+  void OnEnqueue(SwitchView& s, int in, int in_vl, int out, int out_vl, Packet& p) override {
     if (!started_) Start(s);
     if (in != 0) s.SendControl(in, 1, p.blocks());
   }

@@ -37,6 +37,12 @@ class SwitchView {
   // Whether a packet of (out, vl) waited for the peer's credits since (out, vl) last transmitted:
   // the Port VL is a victim of congestion further on, not its root.
   virtual bool CreditStarved(int out, int vl) const = 0;
+  // A switch with output buffers (a CIOQ switch, SwitchConfig::output_buffer_blocks): their
+  // capacity per Port VL, and the blocks in the buffer of (out, vl), counting a packet from the
+  // crossbar's transfer into it until its tail has left on the link. QueuedBlocks and the other
+  // counts above are of the input buffers only. A switch without output buffers: 0.
+  virtual uint32_t OutputBufferCapacityBlocks() const { return 0; }
+  virtual uint32_t OutputBufferBlocks(int out, int vl) const { return 0; }
   // The switch's Congestion Control Agent: the settings CC MADs write, and its logs.
   virtual mgmt::CcState& Cca() = 0;
   // Calls SwitchCc::OnTimer(a, b) at time t (>= Now()).
@@ -57,8 +63,9 @@ class SwitchCc {
  public:
   virtual ~SwitchCc() = default;
   // H2: a packet joined its queue at input (in, in_vl), routed to (out, out_vl). The queued
-  // counts already include it.
-  virtual void OnEnqueue(SwitchView& s, int in, int in_vl, int out, int out_vl, const Packet& p) {}
+  // counts already include it. The mechanism may set header bits (a mark decided at the input
+  // buffer, as MVCM's MB).
+  virtual void OnEnqueue(SwitchView& s, int in, int in_vl, int out, int out_vl, Packet& p) {}
   // The packet has left its input queue (to be sent, or discarded); the counts exclude it.
   virtual void OnDequeue(SwitchView& s, int in, int in_vl, int out, int out_vl, const Packet& p) {}
   // H1: the packet is about to leave on (out, vl), after OnDequeue; the mechanism may set header

@@ -138,6 +138,10 @@ void FillResult(const scenario::Scenario& s, const Fabric& f, const engine::Part
     fr->set_rx_packets(fs.rx_packets);
     fr->set_tx_packets(fs.tx_packets);
     fr->set_messages(fs.messages);
+    for (int64_t v : fs.rx_count.values()) fr->add_rx_count_bins(v);
+    for (int64_t v : fs.latency_sum.values()) fr->add_latency_sum_bins(v);
+    for (int64_t v : fs.latency_max.values()) fr->add_latency_max_bins(v);
+    fr->set_rx_fecn(fs.rx_fecn);
   }
   for (const PortSummary& ps : SummarizePorts(f, s)) {
     auto* pr = r->add_ports();
@@ -581,10 +585,19 @@ RunResult RunPartitioned(const scenario::Scenario& s, const PartitionOptions& o)
       stats::FlowStats fs;
       fs.rx_payload.Init(s.interval, s.bins());
       fs.tx_payload.Init(s.interval, s.bins());
+      fs.rx_count.Init(s.interval, s.bins());
+      fs.latency_sum.Init(s.interval, s.bins());
+      fs.latency_max.Init(s.interval, s.bins());
       for (int b = 0; b < fr.rx_bins_size() && b < s.bins(); ++b) {
         fs.rx_payload.mutable_values()[b] = fr.rx_bins(b);
         fs.tx_payload.mutable_values()[b] = fr.tx_bins(b);
       }
+      for (int b = 0; b < fr.rx_count_bins_size() && b < s.bins(); ++b) {
+        fs.rx_count.mutable_values()[b] = fr.rx_count_bins(b);
+        fs.latency_sum.mutable_values()[b] = fr.latency_sum_bins(b);
+        fs.latency_max.mutable_values()[b] = fr.latency_max_bins(b);
+      }
+      fs.rx_fecn = fr.rx_fecn();
       fs.latency =
           stats::LatencyHistogram::FromRaw({fr.latency_counts().begin(), fr.latency_counts().end()},
                                            fr.latency_n(), fr.latency_sum(), fr.latency_max());

@@ -67,7 +67,12 @@ void Hca::Deliver(int p, Packet* pkt) {
     stats::FlowStats& fs = flows_->flows[pkt->flow];
     fs.rx_payload.Add(now(), pkt->payload_len);
     ++fs.rx_packets;
-    fs.latency.Add(now() - pkt->created);
+    SimTime latency = now() - pkt->created;
+    fs.latency.Add(latency);
+    fs.rx_count.Add(now(), 1);
+    fs.latency_sum.Add(now(), latency);
+    fs.latency_max.Add(now(), latency);
+    fs.rx_fecn += bth.fecn();
   }
   if (bth.ack_req()) {
     PortState& ps = pstate_[p];
@@ -77,6 +82,7 @@ void Hca::Deliver(int p, Packet* pkt) {
     uint32_t& msn = msn_[uint64_t{lrh.slid()} << 24 | bth.dest_qp()];
     BuildRcAck(ack, lid(p), lrh.slid(), sl, sl2vl_[p][sl], bth.dest_qp(), bth.psn(), ++msn);
     if (pkt->cc_echo == static_cast<uint8_t>(cc::Echo::kOnAck)) ack->bth().set_becn(true);
+    if (cc_hooks_) cc_hooks_->OnAck(*this, *pkt, *ack);
     ack->id = NextPacketId();
     ack->created = now();
     int dest = ctx_->DestIndex(lrh.slid());

@@ -65,7 +65,9 @@ void Hca::NewMessage(uint32_t source) {
   uint16_t dlid = PickDestination(s);
   uint32_t qi = QpFor(source, dlid);
   QueuePair& qp = qps_[qi];
+  bool was_idle = qp.messages.empty();
   qp.messages.push_back({s.cfg.message_bytes, now()});
+  if (cc_hooks_) cc_hooks_->OnMessageQueued(*this, qi, was_idle);
   ++flows_->flows[s.cfg.flow].messages;
   if (s.cfg.arrival == Arrival::kSaturate) s.waiting = true;
   if (!qp.in_ring) {

@@ -598,7 +598,12 @@ void Hca::CountVerbsReceived(const Packet& pkt) {
   stats::FlowStats& fs = flows_->flows[pkt.flow];
   fs.rx_payload.Add(now(), pkt.payload_len);
   ++fs.rx_packets;
-  fs.latency.Add(now() - pkt.created);
+  SimTime latency = now() - pkt.created;
+  fs.latency.Add(latency);
+  fs.rx_count.Add(now(), 1);
+  fs.latency_sum.Add(now(), latency);
+  fs.latency_max.Add(now(), latency);
+  fs.rx_fecn += const_cast<Packet&>(pkt).bth().fecn();
 }
 
 uint32_t Hca::VerbsFlow(uint32_t qpn) {
@@ -969,6 +974,7 @@ void Hca::VerbsAck(int p, VerbsQp& q, const Packet& request, uint8_t syndrome, u
   a.set_syndrome(syndrome);
   a.set_msn(q.msn);
   if (r.cc_echo == static_cast<uint8_t>(cc::Echo::kOnAck)) ack->bth().set_becn(true);
+  if (cc_hooks_) cc_hooks_->OnAck(*this, r, *ack);
   VerbsFinishPacket(ack, {});
   VerbsQueueResponse(p, ack, r.lrh().slid());
 }

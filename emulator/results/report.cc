@@ -56,6 +56,7 @@ std::vector<FlowSummary> Summarize(const scenario::Scenario& s, const fabric::Ru
     fs.p99_us = static_cast<double>(f.latency.Quantile(0.99)) / 1e6;
     fs.max_us = static_cast<double>(f.latency.max()) / 1e6;
     fs.rx_packets = f.rx_packets;
+    fs.rx_fecn = f.rx_fecn;
     out.push_back(fs);
   }
   return out;
@@ -145,6 +146,33 @@ std::vector<std::string> WriteOutputs(const scenario::Scenario& s, const fabric:
   }
   written.push_back(flows_csv);
 
+  // Latency over time: per interval, the mean and largest latency of the packets delivered in it
+  // (creation at the source to delivery; NaN, a gap in a plot, if none was).
+  std::string latency_csv = (fs::path(dir) / "flow_latency.csv").string();
+  {
+    AtomicFile file(latency_csv);
+    std::ostream& f = file.out();
+    f << "time_ms";
+    for (const auto& n : ft.names) f << "," << n << "_lat_mean_us," << n << "_lat_max_us";
+    f << "\n";
+    for (int b = 0; b < bins; ++b) {
+      SimTime len = std::min(s.interval, s.duration - b * s.interval);
+      f << static_cast<double>(b * s.interval + len) / 1e9;
+      for (const auto& fl : ft.flows) {
+        int64_t n = b < static_cast<int>(fl.rx_count.values().size()) ? fl.rx_count.values()[b] : 0;
+        if (n == 0) {
+          f << ",NaN,NaN";
+          continue;
+        }
+        f << "," << static_cast<double>(fl.latency_sum.values()[b]) / static_cast<double>(n) / 1e6
+          << "," << static_cast<double>(fl.latency_max.values()[b]) / 1e6;
+      }
+      f << "\n";
+    }
+    file.Commit();
+  }
+  written.push_back(latency_csv);
+
   std::string ports_csv = (fs::path(dir) / "ports.csv").string();
   nlohmann::json ports = nlohmann::json::array();
   {
@@ -215,7 +243,8 @@ std::vector<std::string> WriteOutputs(const scenario::Scenario& s, const fabric:
                             {"latency_p50_us", f.p50_us},
                             {"latency_p99_us", f.p99_us},
                             {"latency_max_us", f.max_us},
-                            {"rx_packets", f.rx_packets}});
+                            {"rx_packets", f.rx_packets},
+                            {"rx_fecn", f.rx_fecn}});
     j["ports"] = ports;
     AtomicFile file(summary);
     file.out() << j.dump(2) << "\n";

@@ -16,6 +16,7 @@ struct FlowSummary {
   double tx_gbps = 0;
   double p50_us = 0, p99_us = 0, max_us = 0;
   uint64_t rx_packets = 0;
+  uint64_t rx_fecn = 0;  // of those, the ones that arrived marked (FECN)
 };
 
 std::vector<FlowSummary> Summarize(const scenario::Scenario& s, const fabric::RunResult& r);

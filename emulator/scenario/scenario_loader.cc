@@ -341,7 +341,8 @@ void Loader::LoadFabric(const YAML::Node& n, Scenario* s) {
   YAML::Node sw = n["switch"];
   if (sw.IsDefined()) {
     CheckKeys(sw, "fabric.switch",
-              {"latency", "speedup", "queuing", "xbar", "vl_buffer_bytes", "bypass_limit"});
+              {"latency", "speedup", "queuing", "xbar", "vl_buffer_bytes", "bypass_limit",
+               "output_buffer_bytes"});
     s->sw.latency = Duration(sw, "latency", "fabric.switch", s->sw.latency);
     double sp = Get<double>(sw, "speedup", "fabric.switch", 1.0);
     if (sp < 1.0 || sp > 16.0) Fail(sw["speedup"], "fabric.switch.speedup", "must be 1..16");
@@ -356,6 +357,11 @@ void Loader::LoadFabric(const YAML::Node& n, Scenario* s) {
     if (sw["vl_buffer_bytes"].IsDefined())
       s->sw.vl_buffer_blocks = blocks_of(sw["vl_buffer_bytes"], "fabric.switch.vl_buffer_bytes",
                                          Get<int>(sw, "vl_buffer_bytes", "fabric.switch", 0));
+    // 0 (the default): no output buffers.
+    int obuf = Get<int>(sw, "output_buffer_bytes", "fabric.switch", 0);
+    if (obuf != 0)
+      s->sw.output_buffer_blocks =
+          blocks_of(sw["output_buffer_bytes"], "fabric.switch.output_buffer_bytes", obuf);
   }
   YAML::Node h = n["hca"];
   if (h.IsDefined()) {

@@ -1,6 +1,7 @@
 // Per-interval accumulators for results: counters (bytes in a bin) and time-weighted integrals of
 // piecewise-constant values (buffer occupancy, credit-stalled state).
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -10,16 +11,19 @@ namespace ibemu::stats {
 
 using link::SimTime;
 
-class BinnedCounter {
+// Values combined per interval: summed (BinnedCounter: bytes, packets) or the largest kept
+// (BinnedMax: the worst latency). Merging two combines them bin by bin the same way.
+template <class Combine>
+class Binned {
  public:
   void Init(SimTime bin, int bins) {
     bin_ = bin;
     v_.assign(bins, 0);
   }
-  void Add(SimTime t, int64_t n) {
+  void Add(SimTime t, int64_t x) {
     if (bin_ <= 0) return;
     size_t i = static_cast<size_t>(t / bin_);
-    if (i < v_.size()) v_[i] += n;
+    if (i < v_.size()) v_[i] = Combine{}(v_[i], x);
   }
   const std::vector<int64_t>& values() const { return v_; }
   std::vector<int64_t>& mutable_values() { return v_; }
@@ -28,15 +32,24 @@ class BinnedCounter {
     for (int64_t x : v_) s += x;
     return s;
   }
-  void Merge(const BinnedCounter& o) {
+  void Merge(const Binned& o) {
     if (v_.size() < o.v_.size()) v_.resize(o.v_.size(), 0);
-    for (size_t i = 0; i < o.v_.size(); ++i) v_[i] += o.v_[i];
+    for (size_t i = 0; i < o.v_.size(); ++i) v_[i] = Combine{}(v_[i], o.v_[i]);
   }
 
  private:
   SimTime bin_ = 0;
   std::vector<int64_t> v_;
 };
+
+struct SumOf {
+  int64_t operator()(int64_t a, int64_t b) const { return a + b; }
+};
+struct MaxOf {
+  int64_t operator()(int64_t a, int64_t b) const { return std::max(a, b); }
+};
+using BinnedCounter = Binned<SumOf>;
+using BinnedMax = Binned<MaxOf>;
 
 // Integral over time of a value, split at bin boundaries: sum(value * ps) per bin.
 class BinnedIntegral {

@@ -18,6 +18,11 @@ struct FlowStats {
   // summed over the data packets sent in each interval, and how many there were: their quotient
   // is the mean level the interval's packets left with. Kept for the flows of verbs QPs.
   BinnedCounter throttle_sum, throttle_samples;
+  // Per interval, the synthetic data packets delivered, their latencies summed and the largest
+  // (ps): a latency-over-time plot. And how many arrived with FECN set (marked on the way).
+  BinnedCounter rx_count, latency_sum;
+  BinnedMax latency_max;
+  uint64_t rx_fecn = 0;
 
   void Merge(const FlowStats& o) {
     rx_payload.Merge(o.rx_payload);
@@ -25,6 +30,10 @@ struct FlowStats {
     throttle_sum.Merge(o.throttle_sum);
     throttle_samples.Merge(o.throttle_samples);
     latency.Merge(o.latency);
+    rx_count.Merge(o.rx_count);
+    latency_sum.Merge(o.latency_sum);
+    latency_max.Merge(o.latency_max);
+    rx_fecn += o.rx_fecn;
     rx_packets += o.rx_packets;
     tx_packets += o.tx_packets;
     messages += o.messages;
@@ -48,6 +57,9 @@ struct FlowTable {
     for (auto& f : flows) {
       f.rx_payload.Init(interval, bins);
       f.tx_payload.Init(interval, bins);
+      f.rx_count.Init(interval, bins);
+      f.latency_sum.Init(interval, bins);
+      f.latency_max.Init(interval, bins);
     }
   }
   // A flow that appears while the fabric runs: a verbs QP connected to its peer. Its index.
@@ -59,6 +71,9 @@ struct FlowTable {
     f.tx_payload.Init(interval, bins);
     f.throttle_sum.Init(interval, bins);
     f.throttle_samples.Init(interval, bins);
+    f.rx_count.Init(interval, bins);
+    f.latency_sum.Init(interval, bins);
+    f.latency_max.Init(interval, bins);
     return static_cast<uint32_t>(flows.size() - 1);
   }
 };

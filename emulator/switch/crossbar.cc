@@ -21,8 +21,9 @@ Switch::Queue* Switch::Servable(int out, int vl, int in) const {
     const Packet* h = q->q.head;
     if (!InputCanFeed(out, in, *h)) return nullptr;
     if (HeldForOldest(in, q)) return nullptr;
-    if (pt.tx[pt.Slot(vl, h->credit_class)].Fits(h->blocks())) return q;
-    if (pt.classes == 1) return nullptr;
+    if (RoomAt(out, vl, *h)) return q;
+    // An output buffer is one FIFO per VL, whatever the credit class.
+    if (pt.classes == 1 || Cioq()) return nullptr;
   }
   return nullptr;
 }
@@ -38,17 +39,23 @@ const Packet* Switch::OldestAt(int in, int vl) const {
 // A transfer may start when the input can supply the packet no slower than the output link
 // drains it: an input faster than its outputs feeds several at once, a slower one only when idle.
 bool Switch::InputCanFeed(int out, int in, const Packet& h) const {
+  // Into an output buffer the crossbar writes at its own rate, the rate it reads at.
+  if (Cioq()) return inputs_[in].read_free_at <= now();
   uint32_t bytes = h.wire_bytes();
   SimTime slack =
       std::max<SimTime>(0, ports_[out].link.rate.SerializationTime(bytes) - ReadTime(in, bytes));
   return inputs_[in].read_free_at <= now() + slack;
 }
 
-bool Switch::CanGo(int out, int vl, int in, const Queue* q) const {
+bool Switch::RoomAt(int out, int vl, const Packet& h) const {
+  if (Cioq()) return outputs_[out].obuf_blocks[vl] + h.blocks() <= cfg_.output_buffer_blocks;
   const link::Port& pt = ports_[out];
+  return pt.tx[pt.Slot(vl, h.credit_class)].Fits(h.blocks());
+}
+
+bool Switch::CanGo(int out, int vl, int in, const Queue* q) const {
   const Packet* h = q->q.head;
-  return InputCanFeed(out, in, *h) && !HeldForOldest(in, q) &&
-         pt.tx[pt.Slot(vl, h->credit_class)].Fits(h->blocks());
+  return InputCanFeed(out, in, *h) && !HeldForOldest(in, q) && RoomAt(out, vl, *h);
 }
 
 // H6: every queue of the input that requests (out, vl) and could go now is a candidate; the
@@ -68,19 +75,69 @@ Switch::Queue* Switch::PickedQueue(int out, int vl, int in) const {
       std::clamp<int>(k, 0, static_cast<int>(pick_ptrs_.size()) - 1))];
 }
 
-void Switch::Arbitrate(int out) {
+void Switch::TakeRequest(int out, int vl, int in, Queue* q) {
+  Output& o = outputs_[out];
+  ReqList& r = o.req[vl][in];
+  Queue* prev = nullptr;
+  for (Queue* x = r.first; x != q; x = x->next_req) prev = x;
+  (prev ? prev->next_req : r.first) = q->next_req;
+  if (r.last == q) r.last = prev;
+  if (!r.first) o.req_mask[vl][in / 64] &= ~(uint64_t{1} << (in % 64));
+  q->next_req = nullptr;
+  if (--inputs_[in].req_to[out] == 0)
+    inputs_[in].req_to_mask[out / 64] &= ~(uint64_t{1} << (out % 64));
+  q->registered = false;
+  --o.pending[vl];
+  if (cfg_.bypass_limit > 0) {
+    uint32_t& bypassed = inputs_[in].bypassed[q->vl];
+    bypassed = q->q.head == OldestAt(in, q->vl) ? 0 : bypassed + 1;
+  }
+}
+
+Packet* Switch::ReadFromInput(int out, int vl, int in, Queue* q, SimTime* read_end) {
+  Packet* pkt = q->q.Pop();
+  int in_vl = q->vl;
+  int cls = pkt->credit_class;
+  uint32_t blocks = pkt->blocks();
+  // The crossbar reads the packet out of the input buffer with the input's bandwidth, and never
+  // before its tail has arrived (cut-through); the buffer space is free once it is read.
+  Input& input = inputs_[in];
+  SimTime end = std::max(now(), input.read_free_at) + ReadTime(in, pkt->wire_bytes());
+  input.read_free_at = end;
+  SimTime release = std::max(end, pkt->tail_arrival);
+  CountQueued(in, *pkt, false);
+  if (cc_hooks_) {
+    cc_hooks_->OnDequeue(*this, in, in_vl, out, vl, *pkt);
+    release += cc_hooks_->CreditReturnDelay(*this, in, in_vl, out, vl, *pkt);
+  }
+  Post(id(), release, kInputRelease, static_cast<uint16_t>(in),
+       static_cast<uint32_t>(in_vl | cls << 8), blocks);
+  *read_end = end;
+  return pkt;
+}
+
+bool Switch::LinkTaken(int out) {
   link::Port& pt = ports_[out];
-  if (!link_up(out)) return;
   if (pt.tx_free_at > now()) {
     WakeAt(out, pt.tx_free_at);
-    return;
+    return true;
   }
-  if (SendPendingFlowControl(out)) return;
+  if (SendPendingFlowControl(out)) return true;
   if (!vl15_[out].empty()) {
     // VL15 needs no credits and goes before every data VL (IBA 7.6.9).
     WakeAt(out, Transmit(out, vl15_[out].Pop(), policy::kVl15, 0, now()));
+    return true;
+  }
+  return false;
+}
+
+void Switch::Arbitrate(int out) {
+  if (Cioq()) {
+    ArbitrateCioq(out);
     return;
   }
+  link::Port& pt = ports_[out];
+  if (!link_up(out) || LinkTaken(out)) return;
   Output& o = outputs_[out];
   int n = num_ports() + 1;
   uint32_t eligible = 0;
@@ -112,42 +169,10 @@ void Switch::Arbitrate(int out) {
   int in = o.xbar->Pick(vl, n, servable);
   if (in < 0) return;  // input 0 is the management port
 
-  ReqList& r = o.req[vl][in];
   Queue* q = Servable(out, vl, in);
-  Queue* prev = nullptr;
-  for (Queue* x = r.first; x != q; x = x->next_req) prev = x;
-  (prev ? prev->next_req : r.first) = q->next_req;
-  if (r.last == q) r.last = prev;
-  if (!r.first) o.req_mask[vl][in / 64] &= ~(uint64_t{1} << (in % 64));
-  q->next_req = nullptr;
-  if (--inputs_[in].req_to[out] == 0)
-    inputs_[in].req_to_mask[out / 64] &= ~(uint64_t{1} << (out % 64));
-  q->registered = false;
-  --o.pending[vl];
-  if (cfg_.bypass_limit > 0) {
-    uint32_t& bypassed = inputs_[in].bypassed[q->vl];
-    bypassed = q->q.head == OldestAt(in, q->vl) ? 0 : bypassed + 1;
-  }
-  Packet* pkt = q->q.Pop();
-  int in_vl = q->vl;
-  int cls = pkt->credit_class;
-  uint32_t blocks = pkt->blocks();
-  uint32_t bytes = pkt->wire_bytes();
-
-  // The crossbar reads the packet out of the input buffer with the input's bandwidth, and never
-  // before its tail has arrived (cut-through); the buffer space is free once it is read.
-  Input& input = inputs_[in];
-  SimTime read_end = std::max(now(), input.read_free_at) + ReadTime(in, bytes);
-  input.read_free_at = read_end;
-  SimTime release = std::max(read_end, pkt->tail_arrival);
-  CountQueued(in, *pkt, false);
-  if (cc_hooks_) {
-    cc_hooks_->OnDequeue(*this, in, in_vl, out, vl, *pkt);
-    release += cc_hooks_->CreditReturnDelay(*this, in, in_vl, out, vl, *pkt);
-  }
-  Post(id(), release, kInputRelease, static_cast<uint16_t>(in),
-       static_cast<uint32_t>(in_vl | cls << 8), blocks);
-
+  TakeRequest(out, vl, in, q);
+  SimTime read_end;
+  Packet* pkt = ReadFromInput(out, vl, in, q, &read_end);
   SimTime end = SendToOutput(out, in, vl, pkt, std::max(pkt->tail_arrival, read_end));
   // Look again when the link frees only if something else is waiting; a request that registers
   // later wakes the output itself.

@@ -112,6 +112,7 @@ void Switch::DiscardQueuedFor(int out) {
     ++port_mgmt_[out].counters.vl15_dropped;
     FreePacket(vl15_[out].Pop());
   }
+  DiscardOutputBuffer(out);
   Output& o = outputs_[out];
   for (size_t vl = 0; vl < o.req.size(); ++vl) {
     for (size_t in = 0; in < o.req[vl].size(); ++in) {

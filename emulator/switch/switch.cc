@@ -43,6 +43,7 @@ Switch::Switch(engine::LpId id, std::string name, int num_ports, const SwitchCon
     vc.data_vls = cfg_.data_vls;
     out.vlarb = policy::VlArbiterRegistry::Get().Make(cfg_.vlarb, vc);
     out.xbar = policy::InputArbiterRegistry::Get().Make(cfg_.xbar, n);
+    out.obuf.resize(static_cast<size_t>(cfg_.data_vls));
   }
 }
 
@@ -100,11 +101,14 @@ void Switch::HandleDevice(const engine::Event& e) {
       input.next_poke = (input.next_poke + 1) % n;
       for (int k = 0; k < n; ++k) {
         int out = (start + k) % n;
-        if (input.req_to_mask[out / 64] >> (out % 64) & 1 && ports_[out].tx_free_at <= now())
-          Arbitrate(out);
+        if (input.req_to_mask[out / 64] >> (out % 64) & 1 && OutputFree(out)) Arbitrate(out);
       }
       return;
     }
+    case kOutputRelease:
+      outputs_[e.port].obuf_blocks[e.a] -= static_cast<uint32_t>(e.b);
+      Arbitrate(e.port);
+      return;
   }
 }
 

@@ -55,6 +55,7 @@ class Switch : public mgmt::ManagedNode, private cc::SwitchView {
     kHeadReady = kFirstDeviceKind,  // port = input, a = VL, b = queue
     kInputRelease,                  // port = input, a = VL | class << 8, b = blocks
     kCcTimer,                       // a, b: the mechanism's (SwitchCc::OnTimer)
+    kOutputRelease,                 // port = output, a = VL, b = blocks: left the output buffer
   };
 
   struct Queue {
@@ -102,6 +103,13 @@ class Switch : public mgmt::ManagedNode, private cc::SwitchView {
     std::vector<std::vector<uint32_t>> queued_from;  // [output VL][input port]
     std::array<uint16_t, policy::kMaxVls> contributors{};
     uint32_t starved_vls = 0;
+    // The output buffer (SwitchConfig::output_buffer_blocks > 0): the packets the crossbar
+    // moved in, per VL, and their blocks, held from the transfer's start until the tail has
+    // left on the link. The crossbar writes one packet at a time into it.
+    std::vector<engine::PacketQueue> obuf;  // [output VL]
+    std::array<uint32_t, policy::kMaxVls> obuf_blocks{};
+    SimTime write_free_at = 0;
+    int next_transfer_vl = 0;
   };
 
   void HandleDevice(const engine::Event& e) override;
@@ -112,12 +120,37 @@ class Switch : public mgmt::ManagedNode, private cc::SwitchView {
     return (static_cast<size_t>(in) * (num_ports() + 1) + out) * 16 + sl;
   }
   void HeadChanged(Queue* q);
+  // The link's own work before any data packet: true if the link is busy (woken when it frees)
+  // or has just taken a flow-control packet or a VL15 SMP.
+  bool LinkTaken(int out);
+  // Takes the head request of queue `q` (input `in`, for (out, vl)) off the output's lists.
+  void TakeRequest(int out, int vl, int in, Queue* q);
+  // The crossbar reads the head of q out of input `in` for (out, vl): the buffer frees once it
+  // is read (and CC's credit-return delay), the input's read bandwidth is taken. Returns the
+  // packet and when the read ends.
+  Packet* ReadFromInput(int out, int vl, int in, Queue* q, SimTime* read_end);
+  // The CIOQ switch (output_buffer.cc): Arbitrate(out) sends the next packet from the output
+  // buffer when the link is free, and moves packets from the inputs into the buffer while it
+  // has room and the crossbar can write.
+  bool Cioq() const { return cfg_.output_buffer_blocks > 0; }
+  void ArbitrateCioq(int out);
+  void SendFromOutputBuffer(int out);
+  void TransferToOutputBuffer(int out);
+  // Whether output `out` could take a transfer now (its link, or with output buffers its
+  // crossbar port, is free).
+  bool OutputFree(int out) const {
+    return Cioq() ? outputs_[out].write_free_at <= now() : ports_[out].tx_free_at <= now();
+  }
+  void DiscardOutputBuffer(int out);
   // The output port: a packet the crossbar read from `in`, marked (H1) and sent on `vl` no
   // earlier than `ready`; returns when its tail has left.
   SimTime SendToOutput(int out, int in, int vl, Packet* pkt, SimTime ready);
   void Register(Queue* q);
   Queue* Servable(int out, int vl, int in) const;
   bool InputCanFeed(int out, int in, const Packet& h) const;
+  // Whether the head h of a request for (out, vl) has room where it goes next: the peer's
+  // credits, or with output buffers the buffer of (out, vl).
+  bool RoomAt(int out, int vl, const Packet& h) const;
   // Whether the head of q (at input `in`, requesting (out, vl)) could be sent now.
   bool CanGo(int out, int vl, int in, const Queue* q) const;
   // The bypass limit (SwitchConfig::bypass_limit): whether the head of q may not go because the
@@ -171,6 +204,10 @@ class Switch : public mgmt::ManagedNode, private cc::SwitchView {
   int ContributingInputs(int out, int vl) const override { return outputs_[out].contributors[vl]; }
   uint32_t InputUsedBlocks(int in, int vl) const override { return ports_[in].vl_used[vl]; }
   bool CreditStarved(int out, int vl) const override { return outputs_[out].starved_vls >> vl & 1; }
+  uint32_t OutputBufferBlocks(int out, int vl) const override {
+    return outputs_[out].obuf_blocks[vl];
+  }
+  uint32_t OutputBufferCapacityBlocks() const override { return cfg_.output_buffer_blocks; }
   mgmt::CcState& Cca() override { return cc_[0]; }
   void PostTimer(SimTime t, uint32_t a, uint64_t b) override { Post(id(), t, kCcTimer, 0, a, b); }
   void SendControl(int port, uint32_t a, uint64_t b) override { Device::SendControl(port, a, b); }

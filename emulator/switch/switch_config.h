@@ -20,6 +20,11 @@ struct SwitchConfig {
   // the input feeds only its oldest (a FIFO whose head may be bypassed that often, as in Santos
   // et al.'s switch). 0: no limit, the queuing policy's queues are independent.
   int bypass_limit = 0;
+  // Output buffers (a CIOQ switch, as in Ferrer et al.'s MVCM model): the crossbar moves packets
+  // from the input buffers into a buffer of this many 64-byte blocks per output port and VL, at
+  // the crossbar rate, and the link sends from there. 0: none, the crossbar feeds the link
+  // directly (an input-queued switch, the IB switches modelled elsewhere).
+  uint32_t output_buffer_blocks = 0;
   std::string vlarb = "vlarb.ib";
   std::string xbar = "xbar.roundrobin";
   policy::VlArbConfig vlarb_config;

@@ -108,17 +108,32 @@ TEST(Partitions, EveryCcHookInUseGivesOneDigestInOneThreeAndPerDeviceProcesses) 
   EXPECT_NE(Digest(n.out), Digest(one.out));
 }
 
-// Santos et al.'s mechanism (input-buffer marking, per-packet ACKs, windows and IPD gates) in
-// one process and in three: the same run. S-B5 marks from its first milliseconds.
-TEST(Partitions, SantosGivesOneDigestInOneAndThreeProcesses) {
-  std::string scen = std::string(IBEMU_SOURCE_DIR) + "/configs/scenarios/santos/s-b5-proposed.yaml";
-  TempDir out("partitions-santos");
-  std::string common = "run -q --no-plot --duration 5ms " + scen + " -o " + out.path();
-  CliResult one = Cli(common), three = Cli(common + " --partitions 3");
+// Runs a scenario (a path under the source tree) for `duration` in one process and in three:
+// the same digest, the same flow rows, the same latency series.
+void ExpectSameRunInOneAndThreeProcesses(const std::string& rel, const std::string& duration) {
+  std::string scen = std::string(IBEMU_SOURCE_DIR) + "/" + rel;
+  TempDir a("partitions-one"), b("partitions-three");
+  std::string common = "run -q --no-plot --duration " + duration + " " + scen + " -o ";
+  CliResult one = Cli(common + a.path()), three = Cli(common + b.path() + " --partitions 3");
   ASSERT_EQ(one.status, 0) << one.out;
   ASSERT_EQ(three.status, 0) << three.out;
   EXPECT_EQ(Digest(three.out), Digest(one.out));
   EXPECT_EQ(FlowRows(three.out), FlowRows(one.out));
+  std::string latency = ReadFile(a.path() + "/flow_latency.csv");
+  EXPECT_FALSE(latency.empty());
+  EXPECT_EQ(ReadFile(b.path() + "/flow_latency.csv"), latency);
+}
+
+// Santos et al.'s mechanism (input-buffer marking, per-packet ACKs, windows and IPD gates). S-B5
+// marks from its first milliseconds.
+TEST(Partitions, SantosGivesOneDigestInOneAndThreeProcesses) {
+  ExpectSameRunInOneAndThreeProcesses("configs/scenarios/santos/s-b5-proposed.yaml", "5ms");
+}
+
+// MVCM on the CIOQ switch (output buffers, MB at inputs, VB at outputs, per-packet ACKs carrying
+// both bits, windows and waiting slots). The 4-ary 3-fly's hot spot forms at 0.5 ms.
+TEST(Partitions, MvcmOnCioqSwitchesGivesOneDigestInOneAndThreeProcesses) {
+  ExpectSameRunInOneAndThreeProcesses("configs/scenarios/mvcm/s-a1-3fly-mvcm.yaml", "2ms");
 }
 
 TEST(Partitions, Scenario1HasOneDigestInOneProcessThreeProcessesAndOneProcessPerDevice) {

@@ -43,7 +43,7 @@ class RecordingCc : public cc::SwitchCc {
     return queue ? queue(p, chosen) : chosen;
   }
   void OnEnqueue(cc::SwitchView& s, int in, int in_vl, int out, int out_vl,
-                 const engine::Packet& p) override {
+                 engine::Packet& p) override {
     calls.push_back({"enqueue", s.Now(), in, out, out_vl, s.QueuedBlocks(out, out_vl),
                      s.ArrivedBlocks(out, out_vl), s.QueuePackets(in, in_vl, p.queue), false});
     if (send_control) s.SendControl(in, 7, 99);

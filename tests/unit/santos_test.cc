@@ -11,6 +11,7 @@
 #include "emulator/cc/santos/rate_functions.h"
 #include "emulator/cc/santos/window_rate_source.h"
 #include "emulator/hca/packet_builder.h"
+#include "tests/unit/cc_fake_views.h"
 
 namespace ibemu::cc::santos {
 namespace {
@@ -77,37 +78,8 @@ TEST(SantosRateFunctions, RatesStayBetweenRminAndRmaxAndLipdAddsOnePacketTimeOfI
   EXPECT_THROW(MakeRateFunction("tcp", kRmin, 2), std::invalid_argument);
 }
 
-// A switch whose input buffers' fill the test sets; 132 blocks per input VL, four packets.
-class TestSwitch : public SwitchView {
- public:
-  std::map<int, uint32_t> used;                     // input -> blocks
-  std::map<std::pair<int, int>, uint32_t> arrived;  // (input, output) -> blocks, tails in
-  mgmt::CcState cc;
-  SimTime Now() const override { return 0; }
-  int NumPorts() const override { return 8; }
-  int DataVls() const override { return 1; }
-  uint32_t VlCapacityBlocks() const override { return 132; }
-  uint32_t QueuedBlocks(int out, int vl) const override { return 0; }
-  uint32_t QueuedBlocksFrom(int in, int out, int vl) const override { return 0; }
-  uint32_t ArrivedBlocks(int out, int vl) const override { return 0; }
-  uint32_t ArrivedBlocksFrom(int in, int out, int vl) const override {
-    auto it = arrived.find({in, out});
-    return it == arrived.end() ? 0 : it->second;
-  }
-  int ContributingInputs(int out, int vl) const override { return 0; }
-  uint32_t InputUsedBlocks(int in, int vl) const override {
-    auto it = used.find(in);
-    return it == used.end() ? 0 : it->second;
-  }
-  bool CreditStarved(int out, int vl) const override { return false; }
-  mgmt::CcState& Cca() override { return cc; }
-  void PostTimer(SimTime t, uint32_t a, uint64_t b) override {}
-  void SendControl(int port, uint32_t a, uint64_t b) override {}
-  void Report(uint32_t a, uint64_t b) override {}
-  uint32_t QueueBlocks(int in, int vl, int q) const override { return 0; }
-  SimTime SerializationTime(int port, uint32_t bytes) const override { return bytes * 1000; }
-  uint32_t QueuePackets(int in, int vl, int q) const override { return 0; }
-};
+// Input buffers of 132 blocks per VL: four packets.
+using TestSwitch = testing::FakeSwitchView;
 
 // 2048-byte RC SENDs (33 blocks), numbered.
 engine::Packet Data(uint64_t id, uint32_t psn = 0) {
@@ -214,29 +186,7 @@ TEST(SantosMarking, NaiveMarkingMarksOnlyThePacketsInTheFullBuffer) {
 }
 
 // An HCA with one port and QPs whose gates the test reads. A packet takes 2074 ns on the link.
-class TestHca : public HcaView {
- public:
-  SimTime now = 0;
-  std::map<uint32_t, SimTime> gates;
-  mgmt::CcState cc;
-  SimTime Now() const override { return now; }
-  int NumPorts() const override { return 1; }
-  mgmt::CcState& Cca(int port) override { return cc; }
-  uint32_t NumQps() const override { return 4; }
-  int QpPort(uint32_t qp) const override { return 1; }
-  int QpSl(uint32_t qp) const override { return 0; }
-  uint32_t QpNumber(uint32_t qp) const override { return 0x100 + qp; }
-  uint16_t QpRemoteLid(uint32_t qp) const override { return 9; }
-  SimTime SerializationTime(int port, uint32_t bytes) const override { return bytes * 1000; }
-  uint32_t Mtu() const override { return 2048; }
-  void SetQpGate(uint32_t qp, SimTime t) override { gates[qp] = t; }
-  void SetSlGate(int port, int sl, SimTime t) override {}
-  SimTime QpGate(uint32_t qp) const override { return gates.at(qp); }
-  SimTime SlGate(int port, int sl) const override { return 0; }
-  void PostTimer(SimTime t, uint32_t a, uint64_t b) override {}
-  void SendControl(int port, uint32_t a, uint64_t b) override {}
-  void Report(uint32_t a, uint64_t b) override {}
-};
+using TestHca = testing::FakeHcaView;
 
 engine::Packet Ack(uint32_t psn, bool becn) {
   engine::Packet p;

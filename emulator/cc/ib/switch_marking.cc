@@ -32,7 +32,11 @@ bool SwitchMarking::Congested(int out, int vl) const {
 }
 
 void SwitchMarking::Evaluate(SwitchView& s, int in, int out, int vl) {
-  uint32_t level = Level(SettingsOf(s, out).threshold, s.VlCapacityBlocks());
+  // On a switch with output buffers (CIOQ) the Port VL's queue is its output buffer first: the
+  // threshold is taken of that buffer, and the sum counts it beside the inputs' packets for it.
+  uint32_t obuf_cap = s.OutputBufferCapacityBlocks();
+  uint32_t level =
+      Level(SettingsOf(s, out).threshold, obuf_cap > 0 ? obuf_cap : s.VlCapacityBlocks());
   // Entered above the level, left at or below the lower level (level - hysteresis, at least 0:
   // an empty queue always leaves).
   uint32_t lower = level > opt_.hysteresis_blocks ? level - opt_.hysteresis_blocks : 0;
@@ -45,9 +49,11 @@ void SwitchMarking::Evaluate(SwitchView& s, int in, int out, int vl) {
   // count (a pass over the inputs) is needed only when the queued one is above the bound.
   uint32_t bound = st != 0 ? lower : level;
   switch (opt_.evaluation) {
-    case Evaluation::kSum:
-      st = s.QueuedBlocks(out, vl) > bound && next(st != 0, s.ArrivedBlocks(out, vl));
+    case Evaluation::kSum: {
+      uint32_t ob = obuf_cap > 0 ? s.OutputBufferBlocks(out, vl) : 0;
+      st = s.QueuedBlocks(out, vl) + ob > bound && next(st != 0, s.ArrivedBlocks(out, vl) + ob);
       return;
+    }
     case Evaluation::kSumPerInput: {
       int k = s.ContributingInputs(out, vl);
       if (k == 0 || s.QueuedBlocks(out, vl) / static_cast<uint32_t>(k) <= bound) {
@@ -69,8 +75,7 @@ void SwitchMarking::Evaluate(SwitchView& s, int in, int out, int vl) {
   }
 }
 
-void SwitchMarking::OnEnqueue(SwitchView& s, int in, int in_vl, int out, int out_vl,
-                              const Packet& p) {
+void SwitchMarking::OnEnqueue(SwitchView& s, int in, int in_vl, int out, int out_vl, Packet& p) {
   if (state_.empty()) Init(s);
   Evaluate(s, in, out, out_vl);
 }

@@ -18,7 +18,7 @@ class SwitchMarking : public SwitchCc {
  public:
   explicit SwitchMarking(const Options& o) : opt_(o), rng_(o.seed) {}
 
-  void OnEnqueue(SwitchView& s, int in, int in_vl, int out, int out_vl, const Packet& p) override;
+  void OnEnqueue(SwitchView& s, int in, int in_vl, int out, int out_vl, Packet& p) override;
   void OnTransmit(SwitchView& s, int in, int out, int vl, Packet* p) override;
   void OnDequeue(SwitchView& s, int in, int in_vl, int out, int out_vl, const Packet& p) override;
   SimTime CreditReturnDelay(SwitchView& s, int in, int in_vl, int out, int out_vl,

@@ -22,15 +22,16 @@ bool InputMarking::BecomesFull(SwitchView& s, uint32_t used, uint32_t arriving) 
   return used + arriving > cap;
 }
 
-void InputMarking::OnEnqueue(SwitchView& s, int in, int in_vl, int out, int out_vl,
-                             const Packet& p) {
+void InputMarking::OnEnqueue(SwitchView& s, int in, int in_vl, int out, int out_vl, Packet& p) {
   if (vls_ == 0) Init(s);
   size_t iv = PortVl(in, in_vl), ov = PortVl(out, out_vl);
   std::vector<Resident>& buf = resident_[iv];
   buf.push_back({p.id, static_cast<uint16_t>(out), static_cast<uint8_t>(out_vl), false});
   ++cnt1_[ov];
   if (opt_.trigger == Trigger::kOutput) {
-    if (BecomesFull(s, s.QueuedBlocks(out, out_vl), p.blocks())) cnt2_[ov] = cnt1_[ov];
+    // A CIOQ switch's packets for the output are in its buffer too (filled first).
+    uint32_t held = s.QueuedBlocks(out, out_vl) + s.OutputBufferBlocks(out, out_vl);
+    if (BecomesFull(s, held, p.blocks())) cnt2_[ov] = cnt1_[ov];
     return;
   }
   if (!BecomesFull(s, s.InputUsedBlocks(in, in_vl), p.blocks())) return;
@@ -54,19 +55,26 @@ void InputMarking::OnDequeue(SwitchView& s, int in, int in_vl, int out, int out_
   std::vector<Resident>& buf = resident_[PortVl(in, in_vl)];
   size_t ov = PortVl(out, out_vl);
   auto it = std::find_if(buf.begin(), buf.end(), [&](const Resident& r) { return r.id == p.id; });
-  if (it != buf.end()) {
-    leaving_marked_ = it->marked ? p.id : 0;
-    buf.erase(it);
-    if (cnt1_[ov] > 0) --cnt1_[ov];
-  }
+  if (it == buf.end()) return;
+  // Without output buffers the packet is sent (or discarded) now: nothing older is pending.
+  bool cioq = s.OutputBufferCapacityBlocks() > 0;
+  if (!cioq) leaving_marked_.clear();
+  if (it->marked) leaving_marked_.push_back(p.id);
+  buf.erase(it);
+  // cnt1 counts the packets resident anywhere in the switch [S:L105]: on a CIOQ switch a packet
+  // leaves it when it is sent from the output buffer.
+  if (!cioq && cnt1_[ov] > 0) --cnt1_[ov];
 }
 
 void InputMarking::OnTransmit(SwitchView& s, int in, int out, int vl, Packet* p) {
   if (vls_ == 0) Init(s);
+  size_t ov = PortVl(out, vl);
+  if (s.OutputBufferCapacityBlocks() > 0 && cnt1_[ov] > 0) --cnt1_[ov];
   bool mark;
   if (opt_.trigger == Trigger::kNaive) {
-    mark = leaving_marked_ != 0 && leaving_marked_ == p->id;
-    leaving_marked_ = 0;
+    auto it = std::find(leaving_marked_.begin(), leaving_marked_.end(), p->id);
+    mark = it != leaving_marked_.end();
+    if (mark) leaving_marked_.erase(it);
   } else {
     uint32_t& c = cnt2_[PortVl(out, vl)];
     mark = c > 0;

@@ -19,7 +19,7 @@ class InputMarking : public SwitchCc {
  public:
   explicit InputMarking(const Options& o) : opt_(o) {}
 
-  void OnEnqueue(SwitchView& s, int in, int in_vl, int out, int out_vl, const Packet& p) override;
+  void OnEnqueue(SwitchView& s, int in, int in_vl, int out, int out_vl, Packet& p) override;
   void OnDequeue(SwitchView& s, int in, int in_vl, int out, int out_vl, const Packet& p) override;
   void OnTransmit(SwitchView& s, int in, int out, int vl, Packet* p) override;
 
@@ -42,7 +42,9 @@ class InputMarking : public SwitchCc {
   int vls_ = 0;
   std::vector<std::vector<Resident>> resident_;  // [input PortVl]: packets queued there
   std::vector<uint32_t> cnt1_, cnt2_;            // [output PortVl]
-  uint64_t leaving_marked_ = 0;                  // naive: the id of a marked packet dequeued
+  // Naive: the ids of marked packets that left their input and are still in the switch (at most
+  // one without output buffers: the one about to be sent).
+  std::vector<uint64_t> leaving_marked_;
 };
 
 }  // namespace ibemu::cc::santos

@@ -6,23 +6,9 @@
 #include "common/wire/bth.h"
 #include "common/wire/lrh.h"
 #include "common/wire/opcode.h"
+#include "emulator/cc/rc_window.h"
 
 namespace ibemu::cc::santos {
-namespace {
-
-// RC SEND and RDMA WRITE requests, the packets a window counts when they ask for an ACK.
-bool Counted(const Packet& p) {
-  wire::Bth bth = const_cast<Packet&>(p).bth();
-  return bth.opcode() <= wire::opcode::kWriteOnlyImm && bth.ack_req();
-}
-
-// PSNs are 24 bits and wrap: a acknowledges b when b is not after a.
-bool Covers(uint32_t a, uint32_t b) {
-  return ((a - b) & 0xFFFFFF) < 0x800000;
-}
-
-}  // namespace
-
 WindowRateSource::WindowRateSource(const Options& o) : opt_(o) {
   if (o.rate != "none") rate_ = MakeRateFunction(o.rate, o.r_min, o.m);
 }
@@ -61,7 +47,7 @@ void WindowRateSource::StartOfFlow(HcaView& h, Qp& q) {
 }
 
 void WindowRateSource::OnSent(HcaView& h, uint32_t qp, const Packet& p) {
-  if (!Counted(p)) return;
+  if (!CountedInWindow(p)) return;
   Qp& q = Of(qp);
   StartOfFlow(h, q);
   q.last_start = q.last_activity = h.Now();
@@ -72,12 +58,12 @@ void WindowRateSource::OnSent(HcaView& h, uint32_t qp, const Packet& p) {
 
 void WindowRateSource::OnResponse(HcaView& h, uint32_t qp, Packet& p) {
   wire::Bth bth = p.bth();
-  if (bth.opcode() != wire::opcode::kRcAcknowledge) return;  // a CNP: not part of this scheme
+  if (!IsAck(p)) return;  // a CNP (not part of this scheme) or a NAK
   Qp& q = Of(qp);
   q.last_activity = h.Now();
   if (rate_) q.rate = bth.becn() ? rate_->Decrease(q.rate) : rate_->Increase(q.rate);
   uint32_t psn = bth.psn();
-  while (!q.outstanding.empty() && Covers(psn, q.outstanding.front())) q.outstanding.pop_front();
+  while (!q.outstanding.empty() && PsnCovers(psn, q.outstanding.front())) q.outstanding.pop_front();
   Reopen(h, qp, q);
 }
 
