@@ -12,6 +12,9 @@ void Register();
 namespace mvcm {
 void Register();
 }
+namespace selftuned {
+void Register();
+}
 void RegisterProbe();
 
 namespace {
@@ -37,6 +40,7 @@ void RegisterMechanisms() {
     ib::Register();
     santos::Register();
     mvcm::Register();
+    selftuned::Register();
     RegisterProbe();
   });
 }

@@ -43,6 +43,11 @@ class SwitchView {
   // counts above are of the input buffers only. A switch without output buffers: 0.
   virtual uint32_t OutputBufferCapacityBlocks() const { return 0; }
   virtual uint32_t OutputBufferBlocks(int out, int vl) const { return 0; }
+  // Whether the device at the other end of `port` is a switch: a network channel, not a host's
+  // injection or delivery channel.
+  virtual bool PeerIsSwitch(int port) const { return false; }
+  // Blocks the peer of `out` has room for on VL `vl`, as far as this switch's credits tell.
+  virtual uint32_t PeerCreditBlocks(int out, int vl) const { return 0; }
   // The switch's Congestion Control Agent: the settings CC MADs write, and its logs.
   virtual mgmt::CcState& Cca() = 0;
   // Calls SwitchCc::OnTimer(a, b) at time t (>= Now()).

@@ -154,6 +154,12 @@ SimTime CableLatency(const scenario::Scenario& s, const topology::Cable& c) {
   return link::PropagationDelay(c.length_m) + s.phy_latency;
 }
 
+// Whether the routing engine's SL2VL tables and path SLs are used: it needs more than one VL,
+// the fabric has them, and the builtin SM programs the fabric.
+bool PathSlsApply(const scenario::Scenario& s, const routing::RoutingResult& r) {
+  return r.data_vls > 1 && s.data_vls >= r.data_vls && s.subnet_manager == "builtin";
+}
+
 std::unique_ptr<Fabric> BuildFabric(const scenario::Scenario& s, const std::vector<int>& local) {
   policy::RegisterBuiltins();
   const topology::Topology& t = s.topo;
@@ -179,6 +185,8 @@ std::unique_ptr<Fabric> BuildFabric(const scenario::Scenario& s, const std::vect
   for (size_t i = 0; i < f->lids.endpoint_lids.size(); ++i)
     f->ctx.dest_index_of_lid[f->lids.endpoint_lids[i]] = static_cast<int32_t>(i);
   f->ctx.num_destinations = static_cast<int>(f->lids.endpoint_lids.size());
+  for (const auto& node : t.nodes)
+    f->ctx.switch_lp.push_back(node.type == topology::NodeType::kSwitch);
 
   std::vector<std::string> names;
   for (const auto& fi : s.flows) names.push_back(fi.name);
@@ -215,6 +223,14 @@ std::unique_ptr<Fabric> BuildFabric(const scenario::Scenario& s, const std::vect
         for (int in = 0; in <= node.num_ports; ++in)
           for (int out = 0; out <= node.num_ports; ++out)
             for (int sl = 0; sl < 16; ++sl) sw->SetSl2Vl(in, out, sl, s.sl2vl[sl]);
+      // A routing engine that needs more VLs (dor's datelines) gives its SL2VL tables, which the
+      // builtin SM programs when the fabric has the VLs, as ibemu-fabricmgr would.
+      auto vls = routes.sl2vl.find(static_cast<int>(n));
+      if (PathSlsApply(s, routes) && vls != routes.sl2vl.end())
+        for (size_t out = 0; out < vls->second.size(); ++out)
+          for (int in = 0; in <= node.num_ports; ++in)
+            for (int sl = 0; sl < 16; ++sl)
+              sw->SetSl2Vl(in, static_cast<int>(out), sl, vls->second[out][sl]);
       vl_blocks = s.sw.vl_buffer_blocks;
       sw->SetCc(f->cc->ForSwitch(SplitMix(s.seed ^ SplitMix(n) ^ 0xCC)));
       f->devices[n] = std::move(sw);
@@ -225,6 +241,10 @@ std::unique_ptr<Fabric> BuildFabric(const scenario::Scenario& s, const std::vect
         h->set_lid(p, f->lids.lid[n][p]);
         if (!s.sl2vl.empty())
           for (int sl = 0; sl < 16; ++sl) h->SetSl2Vl(p, sl, s.sl2vl[sl]);
+        // The SLs of the paths from the switch this port is cabled to.
+        int peer = t.Peer({static_cast<int>(n), p}).node;
+        auto sls = routes.path_sl.find(peer);
+        if (PathSlsApply(s, routes) && sls != routes.path_sl.end()) h->SetPathSl(p, sls->second);
       }
       auto src = s.sources.find(node.name);
       if (src != s.sources.end())

@@ -32,6 +32,13 @@ class Hca : public mgmt::ManagedNode, private cc::HcaView {
   void set_lid(int port, uint16_t lid) { port_mgmt_[port].lid = lid; }
   uint16_t lid(int port) const { return port_mgmt_[port].lid; }
   void SetSl2Vl(int port, int sl, int vl) { sl2vl_[port][sl] = static_cast<uint8_t>(vl); }
+  // The SL each destination LID must be reached on from `port` (a routing engine's path SLs,
+  // what an SA PathRecord would answer: dor's dateline bits on a torus); synthetic QPs of that
+  // port use it instead of their traffic entry's SL.
+  void SetPathSl(int port, std::vector<uint8_t> by_lid) {
+    if (path_sl_.size() <= static_cast<size_t>(port)) path_sl_.resize(port + 1);
+    path_sl_[port] = std::move(by_lid);
+  }
 
   // mgmt::ManagedDevice
   bool is_switch() const override { return false; }
@@ -261,6 +268,7 @@ class Hca : public mgmt::ManagedNode, private cc::HcaView {
   const link::FabricContext* ctx_;
   stats::FlowTable* flows_;
   std::vector<std::array<uint8_t, 16>> sl2vl_;
+  std::vector<std::vector<uint8_t>> path_sl_;  // [port][LID], empty: the traffic's SL
   std::vector<PortState> pstate_;
   std::vector<SourceState> sources_;
   std::vector<QueuePair> qps_;

@@ -53,6 +53,7 @@ uint32_t Hca::QpFor(uint32_t source, uint16_t dlid) {
   qp.dlid = dlid;
   qp.sl = sources_[source].cfg.sl;
   qp.port = static_cast<uint8_t>(sources_[source].cfg.port);
+  if (qp.port < path_sl_.size() && dlid < path_sl_[qp.port].size()) qp.sl = path_sl_[qp.port][dlid];
   qp.qpn = 0x100 + static_cast<uint32_t>(qps_.size());
   qps_.push_back(qp);
   uint32_t idx = static_cast<uint32_t>(qps_.size() - 1);

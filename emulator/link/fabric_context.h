@@ -14,6 +14,7 @@ struct FabricContext {
   const policy::InputQueuing* queuing = nullptr;
   std::vector<int32_t> dest_index_of_lid;  // LID -> dense endpoint index, -1 if not an endpoint
   int num_destinations = 0;
+  std::vector<uint8_t> switch_lp;  // [LP]: the node is a switch
   // H7: the side band's LP and the time its messages take; -1 when the mechanism has none.
   int64_t side_band_lp = -1;
   int64_t side_band_latency = 0;  // ps

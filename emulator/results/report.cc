@@ -55,6 +55,9 @@ std::vector<FlowSummary> Summarize(const scenario::Scenario& s, const fabric::Ru
     fs.p50_us = static_cast<double>(f.latency.Quantile(0.5)) / 1e6;
     fs.p99_us = static_cast<double>(f.latency.Quantile(0.99)) / 1e6;
     fs.max_us = static_cast<double>(f.latency.max()) / 1e6;
+    if (f.latency.count())
+      fs.mean_us =
+          static_cast<double>(f.latency.sum()) / static_cast<double>(f.latency.count()) / 1e6;
     fs.rx_packets = f.rx_packets;
     fs.rx_fecn = f.rx_fecn;
     out.push_back(fs);
@@ -243,6 +246,7 @@ std::vector<std::string> WriteOutputs(const scenario::Scenario& s, const fabric:
                             {"latency_p50_us", f.p50_us},
                             {"latency_p99_us", f.p99_us},
                             {"latency_max_us", f.max_us},
+                            {"latency_mean_us", f.mean_us},
                             {"rx_packets", f.rx_packets},
                             {"rx_fecn", f.rx_fecn}});
     j["ports"] = ports;

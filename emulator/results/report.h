@@ -14,7 +14,7 @@ struct FlowSummary {
   std::string name;
   double rx_gbps = 0;  // payload delivered in the measurement window
   double tx_gbps = 0;
-  double p50_us = 0, p99_us = 0, max_us = 0;
+  double p50_us = 0, p99_us = 0, max_us = 0, mean_us = 0;
   uint64_t rx_packets = 0;
   uint64_t rx_fecn = 0;  // of those, the ones that arrived marked (FECN)
 };

@@ -208,6 +208,14 @@ class Switch : public mgmt::ManagedNode, private cc::SwitchView {
     return outputs_[out].obuf_blocks[vl];
   }
   uint32_t OutputBufferCapacityBlocks() const override { return cfg_.output_buffer_blocks; }
+  bool PeerIsSwitch(int port) const override {
+    const link::LinkEnd& l = ports_[port].link;
+    return l.connected && l.peer_lp < ctx_->switch_lp.size() && ctx_->switch_lp[l.peer_lp];
+  }
+  uint32_t PeerCreditBlocks(int out, int vl) const override {
+    const link::Port& pt = ports_[out];
+    return pt.tx[pt.Slot(vl, 0)].Available();
+  }
   mgmt::CcState& Cca() override { return cc_[0]; }
   void PostTimer(SimTime t, uint32_t a, uint64_t b) override { Post(id(), t, kCcTimer, 0, a, b); }
   void SendControl(int port, uint32_t a, uint64_t b) override { Device::SendControl(port, a, b); }

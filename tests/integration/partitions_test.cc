@@ -136,6 +136,13 @@ TEST(Partitions, MvcmOnCioqSwitchesGivesOneDigestInOneAndThreeProcesses) {
   ExpectSameRunInOneAndThreeProcesses("configs/scenarios/mvcm/s-a1-3fly-mvcm.yaml", "2ms");
 }
 
+// Self-tuned throttling: the side band's samples and estimates (H7), the hosts' global gates and
+// the hill climbing, on the 16x16 torus with its dateline VLs.
+TEST(Partitions, SelfTunedGivesOneDigestInOneAndThreeProcesses) {
+  ExpectSameRunInOneAndThreeProcesses("configs/scenarios/selftuned/torus-uniform-tune.yaml",
+                                      "60us");
+}
+
 TEST(Partitions, Scenario1HasOneDigestInOneProcessThreeProcessesAndOneProcessPerDevice) {
   std::string scen = std::string(IBEMU_SOURCE_DIR) + "/configs/scenarios/testbed-scenario1.yaml";
   TempDir out("partitions");
