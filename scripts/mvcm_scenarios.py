@@ -108,9 +108,9 @@ name: mvcm-s-a1-{n}fly-{scheme}
 description: "MVCM S-A1, {k}-ary {n}-fly, {scheme}"
 seed: 1
 topology:
-  # A bidirectional k-ary n-fly is a k-ary n-tree (docs/topologies.md): the paper's 1 byte/cycle
-  # links are 4x SDR's 1 GB/s, a cycle is 1 ns.
-  generator: kary-ntree
+  # A bidirectional k-ary n-fly, built as the k-ary n-tree it is (docs/topologies.md): the
+  # paper's 1 byte/cycle links are 4x SDR's 1 GB/s, a cycle is 1 ns.
+  generator: kary-nfly
   k: {k}
   n: {n}
   link: 4xSDR

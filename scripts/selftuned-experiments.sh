@@ -3,7 +3,7 @@
 # torus of configs/scenarios/selftuned/ for every scheme (Fig. 3, 5), runs the bursty load
 # (Fig. 6, 7), prints the figures of docs/experiments/selftuned.md and writes its plots.
 #   scripts/selftuned-experiments.sh [RESULTS_DIR] [PLOTS_DIR]   (default results/selftuned, docs/experiments)
-# Needs a build (scripts/build.sh), python3 and gnuplot. About three minutes on one core.
+# Needs a build (scripts/build.sh), python3 and gnuplot. About 90 s on one core.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 B=${IBEMU_BUILD_DIR:-build}/emulator/ibemu

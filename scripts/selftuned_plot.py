@@ -89,6 +89,7 @@ set ylabel 'delivered (fraction of the link per host)'
 set grid
 set key below
 set yrange [0:*]
+set xrange [0:700]
 plot {', '.join(dat)}
 """)
 

@@ -39,6 +39,14 @@ class Hca : public mgmt::ManagedNode, private cc::HcaView {
     if (path_sl_.size() <= static_cast<size_t>(port)) path_sl_.resize(port + 1);
     path_sl_[port] = std::move(by_lid);
   }
+  // The SL for a packet from `port` to `dlid`: the path's when the routing engine gives one,
+  // else `sl`. Answers (ACKs, CNPs) take the path back's: dor's dateline bits differ from the
+  // way there when a ring is crossed half way round, both ways being shortest.
+  uint8_t PathSl(int port, uint16_t dlid, uint8_t sl) const {
+    return port < static_cast<int>(path_sl_.size()) && dlid < path_sl_[port].size()
+               ? path_sl_[port][dlid]
+               : sl;
+  }
 
   // mgmt::ManagedDevice
   bool is_switch() const override { return false; }

@@ -78,11 +78,7 @@ void Hca::Deliver(int p, Packet* pkt) {
     PortState& ps = pstate_[p];
     wire::Lrh lrh = pkt->lrh();
     Packet* ack = NewPacket();
-    // The ACK goes on the SL of the path back (dor's dateline bits differ from the way there
-    // when a ring is crossed half way round, both ways being shortest).
-    uint8_t sl = lrh.sl();
-    if (p < static_cast<int>(path_sl_.size()) && lrh.slid() < path_sl_[p].size())
-      sl = path_sl_[p][lrh.slid()];
+    uint8_t sl = PathSl(p, lrh.slid(), lrh.sl());
     uint32_t& msn = msn_[uint64_t{lrh.slid()} << 24 | bth.dest_qp()];
     BuildRcAck(ack, lid(p), lrh.slid(), sl, sl2vl_[p][sl], bth.dest_qp(), bth.psn(), ++msn);
     if (pkt->cc_echo == static_cast<uint8_t>(cc::Echo::kOnAck)) ack->bth().set_becn(true);
@@ -99,7 +95,7 @@ void Hca::Deliver(int p, Packet* pkt) {
 
 void Hca::SendCnp(int p, Packet& m) {
   wire::Lrh lrh = m.lrh();
-  uint8_t sl = lrh.sl();
+  uint8_t sl = PathSl(p, lrh.slid(), lrh.sl());
   Packet* cnp = NewPacket();
   // A verbs QP's CNP goes to the QP that sent (the connected QP); synthetic QPs share numbers.
   uint32_t qpn = m.bth().dest_qp();

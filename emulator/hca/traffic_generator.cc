@@ -51,9 +51,8 @@ uint32_t Hca::QpFor(uint32_t source, uint16_t dlid) {
   QueuePair qp;
   qp.source = source;
   qp.dlid = dlid;
-  qp.sl = sources_[source].cfg.sl;
   qp.port = static_cast<uint8_t>(sources_[source].cfg.port);
-  if (qp.port < path_sl_.size() && dlid < path_sl_[qp.port].size()) qp.sl = path_sl_[qp.port][dlid];
+  qp.sl = PathSl(qp.port, dlid, sources_[source].cfg.sl);
   qp.qpn = 0x100 + static_cast<uint32_t>(qps_.size());
   qps_.push_back(qp);
   uint32_t idx = static_cast<uint32_t>(qps_.size() - 1);

@@ -190,7 +190,8 @@ Scenario Loader::Load() {
 void Loader::LoadTopology(const YAML::Node& n, Scenario* s) {
   CheckKeys(n, "topology",
             {"file", "generator", "link", "host_link", "isl", "k", "n", "radix", "leaves", "spines",
-             "hosts_per_leaf", "dims", "hosts_per_switch", "a", "p", "h", "g", "cable_length_m"});
+             "hosts_per_leaf", "dims", "hosts_per_switch", "a", "p", "h", "g", "cable_length_m",
+             "direction"});
   link::LinkRate qdr(link::Width::k4x, link::Speed::kQDR);
   link::LinkRate rate = LinkRateOf(n, "link", "topology", qdr);
   s->default_cable_m = Get<double>(n, "cable_length_m", "topology", 2.0);
@@ -210,6 +211,16 @@ void Loader::LoadTopology(const YAML::Node& n, Scenario* s) {
             LinkRateOf(n, "isl", "topology", qdr));
       } else if (g == "kary-ntree") {
         s->topo = topology::KaryNTree(i("k", 4), i("n", 3), rate);
+      } else if (g == "kary-nfly") {
+        // A bidirectional k-ary n-fly is a k-ary n-tree, its butterfly wiring the tree's
+        // (docs/topologies.md). A unidirectional one needs hosts with a port on each side.
+        std::string dir = Get<std::string>(n, "direction", "topology", "bidirectional");
+        if (dir != "bidirectional")
+          Fail(n["direction"], "topology.direction",
+               "'" + dir +
+                   "': only bidirectional k-ary n-flies are generated (docs/topologies.md says "
+                   "how a unidirectional one would attach its hosts)");
+        s->topo = topology::KaryNTree(i("k", 4), i("n", 3), rate);
       } else if (g == "fat-tree") {
         s->topo = topology::FatTree2Level(i("radix", 36), i("leaves", 36), i("spines", 18),
                                           i("hosts_per_leaf", 18), rate);
@@ -223,7 +234,8 @@ void Loader::LoadTopology(const YAML::Node& n, Scenario* s) {
       } else {
         Fail(n["generator"].IsDefined() ? n["generator"] : n, "topology.generator",
              "'" + g +
-                 "' is not a generator; use file: or one of testbed, kary-ntree, fat-tree, "
+                 "' is not a generator; use file: or one of testbed, kary-ntree, kary-nfly, "
+                 "fat-tree, "
                  "fat-tree-648, torus, mesh, dragonfly");
       }
     }

@@ -39,50 +39,53 @@ TEST_P(BadInput, IsRefusedWithFileLineAndFieldBeforeAnythingStarts) {
 
 INSTANTIATE_TEST_SUITE_P(
     Scenarios, BadInput,
-    ::testing::Values(Case{"missing_node.yaml",
-                           "scenarios/missing_node.yaml:7: traffic[1].dst: ", "no node named 'H9'"},
-                      Case{"vl_beyond_configured.yaml",
-                           "scenarios/vl_beyond_configured.yaml:7: fabric.sl2vl[3]: ",
-                           "VL 3 is beyond the 2 data VLs"},
-                      Case{"vlarb_beyond_configured.yaml",
-                           "scenarios/vlarb_beyond_configured.yaml:8: fabric.vlarb.low[2]: ",
-                           "VL 4 is beyond the 4 data VLs"},
-                      Case{"data_vls_unsupported.yaml",
-                           "scenarios/data_vls_unsupported.yaml:6: fabric.data_vls: ",
-                           "16 data VLs"},
-                      Case{"topo_unknown_node.yaml",
-                           "topologies/unknown_node.topo:10: node: ", "unknown node \"H3\""},
-                      Case{"topo_port_out_of_range.yaml",
-                           "topologies/port_out_of_range.topo:11: port: ", "out of range 1..8"},
-                      Case{"topo_one_sided_cable.yaml",
-                           "topologies/one_sided_cable.topo:5: cable: ", "one-sided cable"},
-                      Case{"cc_unknown_key.yaml",
-                           "scenarios/cc_unknown_key.yaml:6: "
-                           "congestion_control.ib.cc_sw_cong_setting_treshold: ",
-                           "unknown key; expected one of: cc_ca_cong_setting_ccti_increase"},
-                      Case{"cc_threshold_range.yaml",
-                           "scenarios/cc_threshold_range.yaml:7: "
-                           "congestion_control.ib.cc_sw_cong_setting_threshold: ",
-                           "16 is out of range (0..15)"},
-                      Case{"cc_ccti_min_beyond_limit.yaml",
-                           "scenarios/cc_ccti_min_beyond_limit.yaml:7: "
-                           "congestion_control.ib.cc_ca_cong_setting_ccti_min: ",
-                           "SL 0 is 5, beyond CCTI_Limit 3"},
-                      Case{"cc_bad_cct_entry.yaml",
-                           "scenarios/cc_bad_cct_entry.yaml:6: congestion_control.ib.cc_cct: ",
-                           "'4:1' is not shift:multiplier"},
-                      Case{"cc_port_out_of_range.yaml",
-                           "scenarios/cc_port_out_of_range.yaml:6: "
-                           "congestion_control.switch_ports.S2:37: ",
-                           "port '37' is not a port of S2 (1..36)"},
-                      Case{"cc_unknown_mechanism.yaml",
-                           "scenarios/cc_unknown_mechanism.yaml:5: "
-                           "congestion_control.mechanism: ",
-                           "unknown mechanism 'ibcc'; known: ib, none"},
-                      Case{"cc_bad_parameter.yaml",
-                           "scenarios/cc_bad_parameter.yaml:8: "
-                           "congestion_control.parameters.evaluation: ",
-                           "'per_voq' is not one of sum, sum_per_input, voq (mechanism ib)"}),
+    ::testing::Values(
+        Case{"missing_node.yaml",
+             "scenarios/missing_node.yaml:7: traffic[1].dst: ", "no node named 'H9'"},
+        Case{"vl_beyond_configured.yaml",
+             "scenarios/vl_beyond_configured.yaml:7: fabric.sl2vl[3]: ",
+             "VL 3 is beyond the 2 data VLs"},
+        Case{"vlarb_beyond_configured.yaml",
+             "scenarios/vlarb_beyond_configured.yaml:8: fabric.vlarb.low[2]: ",
+             "VL 4 is beyond the 4 data VLs"},
+        Case{"data_vls_unsupported.yaml",
+             "scenarios/data_vls_unsupported.yaml:6: fabric.data_vls: ", "16 data VLs"},
+        Case{"topo_unknown_node.yaml",
+             "topologies/unknown_node.topo:10: node: ", "unknown node \"H3\""},
+        Case{"topo_port_out_of_range.yaml",
+             "topologies/port_out_of_range.topo:11: port: ", "out of range 1..8"},
+        Case{"topo_one_sided_cable.yaml",
+             "topologies/one_sided_cable.topo:5: cable: ", "one-sided cable"},
+        Case{"cc_unknown_key.yaml",
+             "scenarios/cc_unknown_key.yaml:6: "
+             "congestion_control.ib.cc_sw_cong_setting_treshold: ",
+             "unknown key; expected one of: cc_ca_cong_setting_ccti_increase"},
+        Case{"cc_threshold_range.yaml",
+             "scenarios/cc_threshold_range.yaml:7: "
+             "congestion_control.ib.cc_sw_cong_setting_threshold: ",
+             "16 is out of range (0..15)"},
+        Case{"cc_ccti_min_beyond_limit.yaml",
+             "scenarios/cc_ccti_min_beyond_limit.yaml:7: "
+             "congestion_control.ib.cc_ca_cong_setting_ccti_min: ",
+             "SL 0 is 5, beyond CCTI_Limit 3"},
+        Case{"cc_bad_cct_entry.yaml",
+             "scenarios/cc_bad_cct_entry.yaml:6: congestion_control.ib.cc_cct: ",
+             "'4:1' is not shift:multiplier"},
+        Case{"cc_port_out_of_range.yaml",
+             "scenarios/cc_port_out_of_range.yaml:6: "
+             "congestion_control.switch_ports.S2:37: ",
+             "port '37' is not a port of S2 (1..36)"},
+        Case{"cc_unknown_mechanism.yaml",
+             "scenarios/cc_unknown_mechanism.yaml:5: "
+             "congestion_control.mechanism: ",
+             "unknown mechanism 'ibcc'; known: ib, mvcm, none, probe, santos, selftuned"},
+        Case{"nfly_unidirectional.yaml",
+             "scenarios/nfly_unidirectional.yaml:7: topology.direction: ",
+             "'unidirectional': only bidirectional k-ary n-flies are generated"},
+        Case{"cc_bad_parameter.yaml",
+             "scenarios/cc_bad_parameter.yaml:8: "
+             "congestion_control.parameters.evaluation: ",
+             "'per_voq' is not one of sum, sum_per_input, voq (mechanism ib)"}),
     [](const ::testing::TestParamInfo<Case>& i) {
       std::string n = i.param.file;
       n = n.substr(0, n.find('.'));

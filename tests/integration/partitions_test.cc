@@ -131,9 +131,9 @@ TEST(Partitions, SantosGivesOneDigestInOneAndThreeProcesses) {
 }
 
 // MVCM on the CIOQ switch (output buffers, MB at inputs, VB at outputs, per-packet ACKs carrying
-// both bits, windows and waiting slots). The 4-ary 3-fly's hot spot forms at 0.5 ms.
+// both bits, windows and waiting slots), on a small 4-ary 2-fly with a hot spot from 50 us.
 TEST(Partitions, MvcmOnCioqSwitchesGivesOneDigestInOneAndThreeProcesses) {
-  ExpectSameRunInOneAndThreeProcesses("configs/scenarios/mvcm/s-a1-3fly-mvcm.yaml", "2ms");
+  ExpectSameRunInOneAndThreeProcesses("tests/data/scenarios/mvcm_partitions.yaml", "300us");
 }
 
 // Self-tuned throttling: the side band's samples and estimates (H7), the hosts' global gates and

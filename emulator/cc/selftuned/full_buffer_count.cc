@@ -28,16 +28,13 @@ void FullBufferCount::OnSignal(SwitchView& s, uint32_t a, uint64_t b) {
   s.Report(kFullCount, full | all << 32);
 }
 
+// A packet routed by LFT and SL2VL can use one VL of one output: its only useful channel and
+// virtual channel. The test is whether that one has room for it.
 bool FullBufferCount::AloBlocked(SwitchView& s, int in) const {
-  for (int out = 1; out <= s.NumPorts(); ++out) {
-    bool waits = false;
-    for (int vl = 0; vl < s.DataVls() && !waits; ++vl) waits = s.QueuedBlocksFrom(in, out, vl) > 0;
-    if (!waits) continue;
-    bool free_vl = false;
-    for (int vl = 0; vl < s.DataVls() && !free_vl; ++vl)
-      free_vl = s.PeerCreditBlocks(out, vl) >= max_blocks_;
-    if (!free_vl) return true;
-  }
+  for (int out = 1; out <= s.NumPorts(); ++out)
+    for (int vl = 0; vl < s.DataVls(); ++vl)
+      if (s.QueuedBlocksFrom(in, out, vl) > 0 && s.PeerCreditBlocks(out, vl) < max_blocks_)
+        return true;
   return false;
 }
 

@@ -2,8 +2,9 @@
 // many of its network input buffers (per port and VL, ports whose peer is a switch: the paper
 // counts no injection or delivery buffers, 3072 of them in its 16x16 torus [S:L215]) are full,
 // and how many there are. Full: no room for another packet as large as the largest it has seen.
-// With the ALO policy it instead tells each host, every alo_period, whether the packets that
-// host sent it wait for an output with no free VL (At-Least-One [S:L225]).
+// With the ALO policy it instead tells each host, every alo_period, whether a packet that host
+// sent it waits for an output VL with no room for it (At-Least-One [S:L225], where a packet's
+// only useful virtual channel is its LFT output on its SL2VL lane).
 #pragma once
 #include <vector>
 
