@@ -583,11 +583,7 @@ RunResult RunPartitioned(const scenario::Scenario& s, const PartitionOptions& o)
     for (const auto& lp : res.lps()) r.lp_digests[lp.lp()] = lp.digest();
     for (const auto& fr : res.flows()) {
       stats::FlowStats fs;
-      fs.rx_payload.Init(s.interval, s.bins());
-      fs.tx_payload.Init(s.interval, s.bins());
-      fs.rx_count.Init(s.interval, s.bins());
-      fs.latency_sum.Init(s.interval, s.bins());
-      fs.latency_max.Init(s.interval, s.bins());
+      fs.InitBins(s.interval, s.bins());
       for (int b = 0; b < fr.rx_bins_size() && b < s.bins(); ++b) {
         fs.rx_payload.mutable_values()[b] = fr.rx_bins(b);
         fs.tx_payload.mutable_values()[b] = fr.tx_bins(b);

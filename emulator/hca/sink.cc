@@ -64,15 +64,7 @@ void Hca::Deliver(int p, Packet* pkt) {
     return;
   }
   if (op <= wire::opcode::kRcSendOnly && pkt->flow != engine::kNoFlow) {
-    stats::FlowStats& fs = flows_->flows[pkt->flow];
-    fs.rx_payload.Add(now(), pkt->payload_len);
-    ++fs.rx_packets;
-    SimTime latency = now() - pkt->created;
-    fs.latency.Add(latency);
-    fs.rx_count.Add(now(), 1);
-    fs.latency_sum.Add(now(), latency);
-    fs.latency_max.Add(now(), latency);
-    fs.rx_fecn += bth.fecn();
+    flows_->flows[pkt->flow].Delivered(now(), pkt->payload_len, now() - pkt->created, bth.fecn());
   }
   if (bth.ack_req()) {
     PortState& ps = pstate_[p];

@@ -595,15 +595,8 @@ void Hca::CountVerbsSent(uint32_t qi, const VerbsQp& q, const Packet& pkt) {
 
 void Hca::CountVerbsReceived(const Packet& pkt) {
   if (pkt.flow == engine::kNoFlow || pkt.payload_len == 0) return;
-  stats::FlowStats& fs = flows_->flows[pkt.flow];
-  fs.rx_payload.Add(now(), pkt.payload_len);
-  ++fs.rx_packets;
-  SimTime latency = now() - pkt.created;
-  fs.latency.Add(latency);
-  fs.rx_count.Add(now(), 1);
-  fs.latency_sum.Add(now(), latency);
-  fs.latency_max.Add(now(), latency);
-  fs.rx_fecn += const_cast<Packet&>(pkt).bth().fecn();
+  flows_->flows[pkt.flow].Delivered(now(), pkt.payload_len, now() - pkt.created,
+                                    const_cast<Packet&>(pkt).bth().fecn());
 }
 
 uint32_t Hca::VerbsFlow(uint32_t qpn) {

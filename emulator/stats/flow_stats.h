@@ -24,6 +24,25 @@ struct FlowStats {
   BinnedMax latency_max;
   uint64_t rx_fecn = 0;
 
+  // The per-interval counters (not the throttle ones, which only verbs flows keep).
+  void InitBins(SimTime bin, int bins) {
+    rx_payload.Init(bin, bins);
+    tx_payload.Init(bin, bins);
+    rx_count.Init(bin, bins);
+    latency_sum.Init(bin, bins);
+    latency_max.Init(bin, bins);
+  }
+  // A data packet delivered to the host at `now`, `delay` after its message was created.
+  void Delivered(SimTime now, uint32_t payload, SimTime delay, bool fecn) {
+    rx_payload.Add(now, payload);
+    ++rx_packets;
+    latency.Add(delay);
+    rx_count.Add(now, 1);
+    latency_sum.Add(now, delay);
+    latency_max.Add(now, delay);
+    rx_fecn += fecn;
+  }
+
   void Merge(const FlowStats& o) {
     rx_payload.Merge(o.rx_payload);
     tx_payload.Merge(o.tx_payload);
@@ -54,26 +73,16 @@ struct FlowTable {
     interval = bin;
     bins = nbins;
     flows.assign(n.size(), {});
-    for (auto& f : flows) {
-      f.rx_payload.Init(interval, bins);
-      f.tx_payload.Init(interval, bins);
-      f.rx_count.Init(interval, bins);
-      f.latency_sum.Init(interval, bins);
-      f.latency_max.Init(interval, bins);
-    }
+    for (auto& f : flows) f.InitBins(interval, bins);
   }
   // A flow that appears while the fabric runs: a verbs QP connected to its peer. Its index.
   uint32_t Add(const std::string& name, const std::string& path) {
     names.push_back(name);
     paths.push_back(path);
     FlowStats& f = flows.emplace_back();
-    f.rx_payload.Init(interval, bins);
-    f.tx_payload.Init(interval, bins);
+    f.InitBins(interval, bins);
     f.throttle_sum.Init(interval, bins);
     f.throttle_samples.Init(interval, bins);
-    f.rx_count.Init(interval, bins);
-    f.latency_sum.Init(interval, bins);
-    f.latency_max.Init(interval, bins);
     return static_cast<uint32_t>(flows.size() - 1);
   }
 };

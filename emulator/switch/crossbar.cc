@@ -176,9 +176,7 @@ void Switch::Arbitrate(int out) {
   SimTime end = SendToOutput(out, in, vl, pkt, std::max(pkt->tail_arrival, read_end));
   // Look again when the link frees only if something else is waiting; a request that registers
   // later wakes the output itself.
-  bool waiting = false;
-  for (int v = 0; v < pt.data_vls && !waiting; ++v) waiting = o.pending[v] != 0;
-  if (waiting) WakeAt(out, end);
+  if (Requested(out)) WakeAt(out, end);
   if (!q->q.empty()) HeadChanged(q);
 }
 

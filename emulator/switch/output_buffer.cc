@@ -51,9 +51,7 @@ void Switch::SendFromOutputBuffer(int out) {
 void Switch::TransferToOutputBuffer(int out) {
   Output& o = outputs_[out];
   int vls = ports_[out].data_vls;
-  bool waiting = false;
-  for (int v = 0; v < vls && !waiting; ++v) waiting = o.pending[v] != 0;
-  if (!waiting) return;
+  if (!Requested(out)) return;
   if (o.write_free_at > now()) {
     WakeAt(out, o.write_free_at);
     return;
@@ -83,9 +81,7 @@ void Switch::TransferToOutputBuffer(int out) {
   pkt->tail_arrival = std::max(pkt->tail_arrival, read_end);
   o.obuf[vl].Push(pkt);
   SendFromOutputBuffer(out);
-  waiting = false;
-  for (int v = 0; v < vls && !waiting; ++v) waiting = o.pending[v] != 0;
-  if (waiting) WakeAt(out, read_end);
+  if (Requested(out)) WakeAt(out, read_end);
   if (!q->q.empty()) HeadChanged(q);
 }
 

@@ -133,6 +133,12 @@ class Switch : public mgmt::ManagedNode, private cc::SwitchView {
   // buffer when the link is free, and moves packets from the inputs into the buffer while it
   // has room and the crossbar can write.
   bool Cioq() const { return cfg_.output_buffer_blocks > 0; }
+  // Whether any input requests output `out`, on any data VL.
+  bool Requested(int out) const {
+    for (int v = 0; v < ports_[out].data_vls; ++v)
+      if (outputs_[out].pending[v] != 0) return true;
+    return false;
+  }
   void ArbitrateCioq(int out);
   void SendFromOutputBuffer(int out);
   void TransferToOutputBuffer(int out);
