@@ -49,6 +49,11 @@ constexpr uint8_t kRcAcknowledge = kRc | kAcknowledge;
 // Unreliable Datagram (prefix 011): SEND only, one packet per message.
 constexpr uint8_t kUdSendOnly = kUd | kSendOnly;
 constexpr uint8_t kUdSendOnlyImm = kUd | kSendOnlyImm;
+// A SEND First/Middle/Last/Only (with or without immediate) of RC or UC: the packets
+// synthetic sources send.
+constexpr bool IsRcOrUcSend(uint8_t op) {
+  return ((op & 0xE0) == kRc || (op & 0xE0) == kUc) && (op & 0x1F) <= kSendOnly;
+}
 // Congestion Notification Packet (IBA annex A10: prefix 100, "CNP").
 constexpr uint8_t kCnp = 0x80;
 

@@ -44,6 +44,23 @@ class HcaView {
   virtual void SendControl(int port, uint32_t a, uint64_t b) = 0;
   // H7: sends (a, b) to the side band (SideBandCc::OnReport); nothing if there is none.
   virtual void Report(uint32_t a, uint64_t b) = 0;
+  // The channel adapters' ports in the fabric (the end nodes), the port's LID, its SL2VL table,
+  // and its data VLs.
+  virtual int NumEndNodes() const = 0;
+  virtual uint16_t Lid(int port) const = 0;
+  virtual int Sl2Vl(int port, int sl) const = 0;
+  virtual int DataVls(int port) const = 0;
+  // Sends a 256-byte GS MAD from QP1 of `port` to QP1 of `dlid` on (sl, vl), ahead of data on
+  // that VL like every GMP: a real packet taking link bandwidth and credits, for notifications
+  // between channel adapters (DDBBM's). The destination's mechanism gets it in OnMad.
+  virtual void SendMad(int port, uint16_t dlid, int sl, int vl, const uint8_t* mad) = 0;
+};
+
+// How a message travels, latched for all its packets (MessageRoute).
+struct MessageRoute {
+  uint8_t sl;          // the SL in its headers
+  uint8_t vl;          // the VL it is sent on at the source
+  uint8_t resv6a = 0;  // BTH Resv6a bits each of its packets carries
 };
 
 // What the destination does about a data packet's congestion marking.
@@ -65,9 +82,18 @@ class HcaCc {
   virtual void OnAck(HcaView& h, Packet& data, Packet& ack) {}
   // H4: a message was queued at synthetic QP `qp`; `was_idle`: the QP had nothing else to send.
   virtual void OnMessageQueued(HcaView& h, uint32_t qp, bool was_idle) {}
+  // H4: the front message of synthetic QP `qp` is about to be segmented: `m` holds the path's SL
+  // and its VL from the port's SL2VL table. The mechanism may pick another SL (an SL per queue,
+  // DDBBM's IB form; set the VL to match), a VL directly (a queue chosen from the header, DDBBM's
+  // paper form), and header bits. Asked when a message reaches the front of its QP, so a message
+  // keeps one route for all its packets and packets of one message are never reordered.
+  virtual void RouteMessage(HcaView& h, uint32_t qp, MessageRoute& m) {}
   // H4: QP `qp` has just put data packet `p` on the link.
   virtual void OnSent(HcaView& h, uint32_t qp, const Packet& p) {}
   virtual void OnTimer(HcaView& h, uint32_t a, uint64_t b) {}
+  // A GS MAD for QP1 of `port` from `slid`, before the node's agents and an attached program see
+  // it: true if the mechanism took it (it is then consumed).
+  virtual bool OnMad(HcaView& h, int port, uint16_t slid, const uint8_t* mad) { return false; }
   // A control message from the switch at the other end of `port` (SwitchView::SendControl).
   virtual void OnControl(HcaView& h, int port, uint32_t a, uint64_t b) {}
   // H7: a side-band broadcast (SideBandView::Broadcast).

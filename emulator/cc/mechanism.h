@@ -3,6 +3,7 @@
 // them. A mechanism reads and checks its parameters when it is made, before anything runs.
 #pragma once
 #include <memory>
+#include <string>
 
 #include "common/policy/params.h"
 #include "common/policy/registry.h"
@@ -23,6 +24,9 @@ class Mechanism {
   // the time every report and broadcast takes (> 0).
   virtual std::unique_ptr<SideBandCc> ForSideBand() const { return nullptr; }
   virtual SimTime SideBandLatency() const { return 0; }
+  // Why the mechanism cannot run on a fabric with this many data VLs per port, or "" if it can:
+  // asked when the scenario is loaded, so a run that would drop packets is refused first.
+  virtual std::string CheckFabric(int data_vls) const { return ""; }
 };
 
 using MechanismRegistry = policy::Registry<Mechanism, const policy::Params&>;

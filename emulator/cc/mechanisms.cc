@@ -15,6 +15,9 @@ void Register();
 namespace selftuned {
 void Register();
 }
+namespace dbbm {
+void Register();
+}
 void RegisterProbe();
 
 namespace {
@@ -41,6 +44,7 @@ void RegisterMechanisms() {
     santos::Register();
     mvcm::Register();
     selftuned::Register();
+    dbbm::Register();
     RegisterProbe();
   });
 }

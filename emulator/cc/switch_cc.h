@@ -86,6 +86,12 @@ class SwitchCc {
     return 0;
   }
 
+  // The output VL of a packet routed to `out`, given the VL the SL2VL table gives (`vl`), when
+  // ChoosesVls(): a queue chosen from the header at every hop (DDBBM's paper form). Asked once
+  // per packet at forwarding.
+  virtual bool ChoosesVls() const { return false; }
+  virtual int OutputVl(SwitchView& s, int in, int out, Packet& p, int vl) { return vl; }
+
   // H5, stateful queuing. Queues per input VL, given the fabric queuing policy's `base`: a
   // mechanism that isolates flows in queues of its own (RECN, FBICM, DDBBM) adds them here. Asked
   // once, before the run.

@@ -102,7 +102,10 @@ class Hca : public mgmt::ManagedNode, private cc::HcaView {
   struct QueuePair {
     uint32_t source = 0;
     uint16_t dlid = 0;
-    uint8_t sl = 0;
+    uint8_t sl = 0;       // the SL of the front message's packets
+    uint8_t path_sl = 0;  // the path's SL to dlid (synthetic QPs)
+    uint8_t vl = 0;       // the VL ring the QP is in (its front message's)
+    uint8_t resv6a = 0;   // BTH Resv6a bits every packet of the front message carries
     uint8_t port = 1;
     uint32_t qpn = 0;
     uint32_t psn = 0;
@@ -150,6 +153,9 @@ class Hca : public mgmt::ManagedNode, private cc::HcaView {
   SimTime NextOnTime(const TrafficSource& s, SimTime t) const;
   uint16_t PickDestination(SourceState& s);
   uint32_t QpFor(uint32_t source, uint16_t dlid);
+  // Latches how the front message of synthetic QP qi travels (its SL, VL and header bits: the
+  // mechanism's RouteMessage); returns the VL.
+  int RouteFront(uint32_t qi);
   uint32_t NextSegment(const QueuePair& qp) const;
   // When the QP may send next: the later of its own gate and its SL's.
   SimTime AllowedAt(const QueuePair& qp) const {
@@ -268,6 +274,11 @@ class Hca : public mgmt::ManagedNode, private cc::HcaView {
   void PostTimer(SimTime t, uint32_t a, uint64_t b) override { Post(id(), t, kCcTimer, 0, a, b); }
   void SendControl(int port, uint32_t a, uint64_t b) override { Device::SendControl(port, a, b); }
   void Report(uint32_t a, uint64_t b) override { SendSideBand(*ctx_, a, b); }
+  int NumEndNodes() const override { return ctx_->num_destinations; }
+  uint16_t Lid(int port) const override { return lid(port); }
+  int Sl2Vl(int port, int sl) const override { return sl2vl_[port][sl]; }
+  int DataVls(int port) const override { return ports_[port].data_vls; }
+  void SendMad(int port, uint16_t dlid, int sl, int vl, const uint8_t* mad) override;
   void OnControl(int p, uint32_t a, uint64_t b) override {
     if (cc_hooks_) cc_hooks_->OnControl(*this, p, a, b);
   }

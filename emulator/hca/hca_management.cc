@@ -33,6 +33,25 @@ void Hca::SendGmp(int p, Packet* pkt) {
   Arbitrate(p);
 }
 
+void Hca::SendMad(int p, uint16_t dlid, int sl, int vl, const uint8_t* mad) {
+  Packet* pkt = NewPacket();
+  mgmt::MadAddress a;
+  a.slid = lid(p);
+  a.dlid = dlid;
+  a.sl = static_cast<uint8_t>(sl);
+  a.vl = static_cast<uint8_t>(vl);
+  a.src_qp = a.dest_qp = 1;
+  a.qkey = mad::kQp1QKey;
+  mgmt::BuildMadPacket(pkt, a);
+  std::copy(mad, mad + engine::kMadBytes, pkt->mad->data());
+  pkt->id = NextPacketId();
+  pkt->created = pkt->injected = now();
+  int dest = ctx_->DestIndex(dlid);
+  pkt->credit_class = static_cast<uint16_t>(ctx_->queuing->CreditClass(dest < 0 ? 0 : dest));
+  pstate_[p].control.Push(pkt);
+  Arbitrate(p);
+}
+
 void Hca::RunSma(int p, Packet* pkt, const mgmt::MadAddress& from) {
   mad::MadView m{pkt->mad->data()};
   mgmt::AgentVerdict v = mgmt::HandleSmp(*this, p, m);
@@ -67,6 +86,10 @@ void Hca::RunSma(int p, Packet* pkt, const mgmt::MadAddress& from) {
 }
 
 void Hca::RunGsAgents(int p, Packet* pkt, const mgmt::MadAddress& from) {
+  if (cc_hooks_ && cc_hooks_->OnMad(*this, p, from.slid, pkt->mad->data())) {
+    FreePacket(pkt);
+    return;
+  }
   mad::MadView m{pkt->mad->data()};
   // The PMA and the CCA answer here; SA (an SM's), responses and traps go to the attached
   // program. A CC MAD the CCA refuses (a wrong CC_Key) is dropped, not passed on.

@@ -29,7 +29,9 @@ void BuildLrhBth(engine::Packet* p, uint16_t slid, uint16_t dlid, uint8_t sl, ui
 void BuildRcSend(engine::Packet* p, const RcSegment& s) {
   uint8_t op = s.first ? (s.last ? wire::opcode::kRcSendOnly : wire::opcode::kRcSendFirst)
                        : (s.last ? wire::opcode::kRcSendLast : wire::opcode::kRcSendMiddle);
-  BuildLrhBth(p, s.slid, s.dlid, s.sl, s.vl, op, s.pkey, s.dest_qp, s.psn, s.last || s.ack_req);
+  if (s.uc) op = static_cast<uint8_t>(wire::opcode::kUc | op);
+  BuildLrhBth(p, s.slid, s.dlid, s.sl, s.vl, op, s.pkey, s.dest_qp, s.psn,
+              !s.uc && (s.last || s.ack_req));
   p->hdr_len = wire::kLrhBytes + wire::kBthBytes;
   p->payload_len = s.payload;
   p->bth().set_pad_cnt(static_cast<uint8_t>(p->pad()));

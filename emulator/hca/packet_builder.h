@@ -15,10 +15,11 @@ struct RcSegment {
   uint32_t payload = 0;
   bool first = true, last = true;  // position of the segment in its message
   bool ack_req = false;            // AckReq on a segment that is not the last
+  bool uc = false;                 // a UC SEND: never AckReq
 };
 
 // RC SEND First/Middle/Last/Only; AckReq is set on the last segment of a message (and on others
-// with ack_req).
+// with ack_req). With `uc`, the UC SEND of the same position, without AckReq.
 void BuildRcSend(engine::Packet* p, const RcSegment& s);
 // RC ACKNOWLEDGE with an AETH carrying syndrome ACK and the message sequence number.
 void BuildRcAck(engine::Packet* p, uint16_t slid, uint16_t dlid, uint8_t sl, uint8_t vl,

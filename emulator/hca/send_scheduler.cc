@@ -138,9 +138,11 @@ void Hca::SendData(int p, int vl, uint32_t qi) {
   seg.first = qp.sent_in_msg == 0;
   seg.last = qp.sent_in_msg + payload == m.bytes;
   seg.ack_req = cc_hooks_ && cc_hooks_->AckEachPacket();
+  seg.uc = src.cfg.uc;
 
   Packet* pkt = NewPacket();
   BuildRcSend(pkt, seg);
+  if (qp.resv6a) pkt->bth().set_resv6a(pkt->bth().resv6a() | qp.resv6a);
   pkt->id = NextPacketId();
   pkt->flow = src.cfg.flow;
   pkt->created = m.created;
@@ -160,7 +162,13 @@ void Hca::SendData(int p, int vl, uint32_t qi) {
   if (qp.sent_in_msg < m.bytes) return;
   qp.messages.pop_front();
   qp.sent_in_msg = 0;
-  if (qp.messages.empty()) LeaveRing(p, vl, qi);
+  if (qp.messages.empty()) {
+    LeaveRing(p, vl, qi);
+  } else if (RouteFront(qi) != vl) {  // the next message goes on another VL
+    LeaveRing(p, vl, qi);
+    qp.in_ring = true;
+    pstate_[p].rings[qp.vl].qps.push_back(qi);
+  }
   // A saturating source queues its next message as soon as the previous one is segmented.
   if (src.cfg.arrival == Arrival::kSaturate && src.waiting) {
     src.waiting = false;
@@ -198,7 +206,7 @@ SimTime Hca::Unpark(int p) {
       continue;
     }
     qp.parked = false;
-    pstate_[p].rings[sl2vl_[qp.port][qp.sl]].qps.push_back(qi);
+    pstate_[p].rings[qp.vl].qps.push_back(qi);
   }
   return heap.empty() ? INT64_MAX : heap.top().first;
 }

@@ -30,9 +30,9 @@ void Hca::OnPacket(int p, Packet* pkt) {
     FreePacket(pkt);
     return;
   }
-  // Data packets: synthetic RC SENDs, and verbs SENDs and WRITEs (the check only with CC on, so
-  // the path without CC pays nothing for it).
-  if (cc_hooks_ && (op <= wire::opcode::kRcSendOnly ||
+  // Data packets: synthetic RC and UC SENDs, and verbs SENDs and WRITEs (the check only with CC
+  // on, so the path without CC pays nothing for it).
+  if (cc_hooks_ && (wire::opcode::IsRcOrUcSend(op) ||
                     (pkt->bth().dest_qp() >= kVerbsQpnBase && pkt->payload_len > 0 &&
                      (op & 0x1F) <= wire::opcode::kWriteOnlyImm))) {
     // H3 at the head's arrival: a CNP goes out at once, ahead of other traffic; BECN on the
@@ -63,7 +63,7 @@ void Hca::Deliver(int p, Packet* pkt) {
     FreePacket(pkt);
     return;
   }
-  if (op <= wire::opcode::kRcSendOnly && pkt->flow != engine::kNoFlow) {
+  if (wire::opcode::IsRcOrUcSend(op) && pkt->flow != engine::kNoFlow) {
     flows_->flows[pkt->flow].Delivered(now(), pkt->payload_len, now() - pkt->created, bth.fecn());
   }
   if (bth.ack_req()) {

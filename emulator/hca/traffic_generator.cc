@@ -52,7 +52,8 @@ uint32_t Hca::QpFor(uint32_t source, uint16_t dlid) {
   qp.source = source;
   qp.dlid = dlid;
   qp.port = static_cast<uint8_t>(sources_[source].cfg.port);
-  qp.sl = PathSl(qp.port, dlid, sources_[source].cfg.sl);
+  qp.path_sl = qp.sl = PathSl(qp.port, dlid, sources_[source].cfg.sl);
+  qp.vl = sl2vl_[qp.port][qp.sl];
   qp.qpn = 0x100 + static_cast<uint32_t>(qps_.size());
   qps_.push_back(qp);
   uint32_t idx = static_cast<uint32_t>(qps_.size() - 1);
@@ -70,11 +71,27 @@ void Hca::NewMessage(uint32_t source) {
   if (cc_hooks_) cc_hooks_->OnMessageQueued(*this, qi, was_idle);
   ++flows_->flows[s.cfg.flow].messages;
   if (s.cfg.arrival == Arrival::kSaturate) s.waiting = true;
+  if (was_idle) RouteFront(qi);
   if (!qp.in_ring) {
     qp.in_ring = true;
-    pstate_[qp.port].rings[sl2vl_[qp.port][qp.sl]].qps.push_back(qi);
+    pstate_[qp.port].rings[qp.vl].qps.push_back(qi);
   }
   Arbitrate(qp.port);
+}
+
+int Hca::RouteFront(uint32_t qi) {
+  QueuePair& qp = qps_[qi];
+  qp.sl = qp.path_sl;
+  qp.vl = sl2vl_[qp.port][qp.sl];
+  qp.resv6a = 0;
+  if (cc_hooks_) {
+    cc::MessageRoute m{qp.sl, qp.vl, 0};
+    cc_hooks_->RouteMessage(*this, qi, m);
+    qp.sl = m.sl;
+    qp.vl = m.vl;
+    qp.resv6a = m.resv6a;
+  }
+  return qp.vl;
 }
 
 }  // namespace ibemu::hca

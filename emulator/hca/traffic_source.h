@@ -29,6 +29,9 @@ struct TrafficSource {
   Arrival arrival = Arrival::kSaturate;
   int64_t rate_bps = 0;  // payload rate for kPoisson/kConstant
   uint32_t message_bytes = 65536;
+  // Unreliable Connected SENDs: no acknowledgements at all (the papers' models with no
+  // end-to-end traffic in the reverse direction); RC otherwise.
+  bool uc = false;
   SimTime start = 0;
   SimTime stop = INT64_MAX;
   OnOff onoff;

@@ -831,7 +831,8 @@ void Hca::VerbsKick(uint32_t qi) {
   qp.port = static_cast<uint8_t>(p);
   qp.sl = NextSl(*q);
   if (!qp.in_ring) {
-    pstate_[p].rings[sl2vl_[p][qp.sl]].qps.push_back(qi);
+    qp.vl = sl2vl_[p][qp.sl];
+    pstate_[p].rings[qp.vl].qps.push_back(qi);
     qp.in_ring = true;
   }
   Arbitrate(p);

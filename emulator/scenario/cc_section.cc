@@ -88,7 +88,7 @@ class Reader {
 };
 
 // The mechanism and its parameters, checked by the mechanism itself now, before anything runs.
-void LoadMechanism(const YAML::Node& n, const YamlChecks& checks, CcConfig* cc) {
+void LoadMechanism(const YAML::Node& n, const YamlChecks& checks, int data_vls, CcConfig* cc) {
   cc::RegisterMechanisms();
   const std::string path = "congestion_control";
   YAML::Node m = n["mechanism"];
@@ -107,12 +107,17 @@ void LoadMechanism(const YAML::Node& n, const YamlChecks& checks, CcConfig* cc) 
       cc->params.Set(it->first.as<std::string>(), checks.Scalar(v), v.Mark().line + 1);
     }
   }
+  std::unique_ptr<cc::Mechanism> made;
   try {
-    cc::MechanismRegistry::Get().Make(cc->mechanism, cc->params);
+    made = cc::MechanismRegistry::Get().Make(cc->mechanism, cc->params);
   } catch (const policy::ParamError& e) {
     throw ScenarioError(checks.file() + ":" + std::to_string(e.line()) + ": " + path +
                         ".parameters." + e.what() + " (mechanism " + cc->mechanism + ")");
   }
+  std::string why = made->CheckFabric(data_vls);
+  if (!why.empty())
+    checks.Fail(params.IsDefined() ? params : n, path + ".parameters",
+                why + " (mechanism " + cc->mechanism + ")");
 }
 
 }  // namespace
@@ -123,7 +128,7 @@ void LoadCongestionControl(const YAML::Node& n, const YamlChecks& checks, Scenar
   checks.CheckKeys(n, path, {"mechanism", "parameters", "ib", "switches", "switch_ports", "cas"});
   Reader r(checks, *s);
   CcConfig& cc = s->cc;
-  LoadMechanism(n, checks, &cc);
+  LoadMechanism(n, checks, s->data_vls, &cc);
   // What a CC manager sends: the fields as given, applied through the Control_Maps.
   CcSettings sent;
   YAML::Node ib = n["ib"];

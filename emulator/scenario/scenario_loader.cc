@@ -434,11 +434,11 @@ void Loader::LoadTraffic(const YAML::Node& n, Scenario* s) {
 }
 
 void Loader::LoadTrafficEntry(const YAML::Node& n, const std::string& path, Scenario* s) {
-  CheckKeys(
-      n, path,
-      {"name",          "pattern", "src",     "dst",      "sources", "destinations", "hotspots",
-       "fraction",      "kind",    "shift",   "lifetime", "period",  "start",        "stop",
-       "message_bytes", "sl",      "arrival", "rate",     "load",    "on",           "off"});
+  CheckKeys(n, path,
+            {"name",     "pattern",  "src",           "dst",      "sources",  "destinations",
+             "hotspots", "fraction", "kind",          "shift",    "lifetime", "period",
+             "start",    "stop",     "message_bytes", "sl",       "arrival",  "rate",
+             "load",     "on",       "off",           "transport"});
   std::string pattern = Get<std::string>(n, "pattern", path, "flow");
   FlowInfo fi;
   fi.pattern = pattern;
@@ -461,6 +461,10 @@ void Loader::LoadTrafficEntry(const YAML::Node& n, const std::string& path, Scen
   if (vl == 15)
     Fail(n["sl"], path + ".sl", "SL" + std::to_string(sl) + " maps to VL15 in fabric.sl2vl");
   base.sl = static_cast<uint8_t>(sl);
+  std::string transport = Get<std::string>(n, "transport", path, "rc");
+  if (transport != "rc" && transport != "uc")
+    Fail(n["transport"], path + ".transport", "'" + transport + "' is not a transport (rc, uc)");
+  base.uc = transport == "uc";
   base.onoff.on = Duration(n, "on", path, 0);
   base.onoff.off = Duration(n, "off", path, 0);
   if ((base.onoff.on > 0) != (base.onoff.off > 0))

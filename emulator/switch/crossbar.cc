@@ -22,8 +22,8 @@ Switch::Queue* Switch::Servable(int out, int vl, int in) const {
     if (!InputCanFeed(out, in, *h)) return nullptr;
     if (HeldForOldest(in, q)) return nullptr;
     if (RoomAt(out, vl, *h)) return q;
-    // An output buffer is one FIFO per VL, whatever the credit class.
-    if (pt.classes == 1 || Cioq()) return nullptr;
+    // An output buffer has a queue and room per credit class too.
+    if (pt.classes == 1) return nullptr;
   }
   return nullptr;
 }
@@ -48,7 +48,15 @@ bool Switch::InputCanFeed(int out, int in, const Packet& h) const {
 }
 
 bool Switch::RoomAt(int out, int vl, const Packet& h) const {
-  if (Cioq()) return outputs_[out].obuf_blocks[vl] + h.blocks() <= cfg_.output_buffer_blocks;
+  if (Cioq()) {
+    const link::Port& pt = ports_[out];
+    const Output& o = outputs_[out];
+    uint32_t held = pt.classes == 1 ? o.obuf_blocks[vl]
+                    : o.obuf_class_blocks.empty()
+                        ? 0  // sized at the first transfer
+                        : o.obuf_class_blocks[pt.Slot(vl, h.credit_class)];
+    return held + h.blocks() <= cfg_.output_buffer_blocks;
+  }
   const link::Port& pt = ports_[out];
   return pt.tx[pt.Slot(vl, h.credit_class)].Fits(h.blocks());
 }

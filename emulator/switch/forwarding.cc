@@ -67,6 +67,7 @@ void Switch::OnPacket(int in, Packet* pkt) {
   }
   int in_vl = lrh.vl();
   int out_vl = Sl2Vl(in, out, lrh.sl());
+  if (cc_chooses_vls_) out_vl = cc_hooks_->OutputVl(*this, in, out, *pkt, out_vl);
   if (out_vl >= ports_[out].data_vls || in_vl >= cfg_.data_vls) {  // VL15 or unprovisioned VL
     Drop(in, pkt);
     return;

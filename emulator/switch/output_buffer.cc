@@ -20,14 +20,25 @@ void Switch::SendFromOutputBuffer(int out) {
   Output& o = outputs_[out];
   uint32_t eligible = 0;
   SimTime next_ready = INT64_MAX;
+  int classes = pt.classes;
+  if (o.obuf.size() < static_cast<size_t>(pt.data_vls * classes)) return;  // nothing moved in yet
+  std::array<int, policy::kMaxVls> slot_of{};  // per VL, the class queue whose head may go
   for (int vl = 0; vl < pt.data_vls; ++vl) {
-    const Packet* h = o.obuf[vl].head;
-    if (!h) continue;
-    if (h->ready_at > now()) {
-      next_ready = std::min(next_ready, h->ready_at);
-      continue;
+    bool waiting = false, fits = false;
+    int first = classes == 1 ? 0 : static_cast<int>(o.next_class[vl]);
+    for (int k = 0; k < classes && !fits; ++k) {
+      int slot = pt.Slot(vl, (first + k) % classes);
+      const Packet* h = o.obuf[slot].head;
+      if (!h) continue;
+      if (h->ready_at > now()) {
+        next_ready = std::min(next_ready, h->ready_at);
+        continue;
+      }
+      waiting = true;
+      fits = pt.tx[pt.Slot(vl, h->credit_class)].Fits(h->blocks());
+      slot_of[vl] = slot;
     }
-    bool fits = pt.tx[pt.Slot(vl, h->credit_class)].Fits(h->blocks());
+    if (!waiting) continue;
     if (fits)
       eligible |= 1u << vl;
     else
@@ -39,13 +50,15 @@ void Switch::SendFromOutputBuffer(int out) {
     if (next_ready != INT64_MAX) WakeAt(out, next_ready);
     return;
   }
-  Packet* pkt = o.obuf[vl].Pop();
+  int slot = slot_of[vl];
+  if (classes > 1) o.next_class[vl] = static_cast<uint32_t>((slot % classes + 1) % classes);
+  Packet* pkt = o.obuf[slot].Pop();
   uint32_t blocks = pkt->blocks();
   // Cut-through from the output buffer: the head leaves now, the tail once the crossbar has
   // written it (tail_arrival, set by the transfer).
   SimTime end = SendToOutput(out, pkt->in_port, vl, pkt, pkt->tail_arrival);
   // The buffer holds the packet until its tail has left; its release looks at both stages.
-  Post(id(), end, kOutputRelease, static_cast<uint16_t>(out), static_cast<uint32_t>(vl), blocks);
+  Post(id(), end, kOutputRelease, static_cast<uint16_t>(out), static_cast<uint32_t>(slot), blocks);
 }
 
 void Switch::TransferToOutputBuffer(int out) {
@@ -74,12 +87,22 @@ void Switch::TransferToOutputBuffer(int out) {
   TakeRequest(out, vl, in, q);
   // Counted in the output buffer before it leaves the input, so that CC never sees it in neither.
   o.obuf_blocks[vl] += q->q.head->blocks();
+  const link::Port& pt = ports_[out];
+  int slot = pt.Slot(vl, q->q.head->credit_class);
+  if (o.obuf.size() < static_cast<size_t>(pt.data_vls * pt.classes)) {
+    o.obuf.resize(static_cast<size_t>(pt.data_vls * pt.classes));
+    if (pt.classes > 1) {
+      o.obuf_class_blocks.assign(o.obuf.size(), 0);
+      o.next_class.assign(static_cast<size_t>(pt.data_vls), 0);
+    }
+  }
+  if (pt.classes > 1) o.obuf_class_blocks[slot] += q->q.head->blocks();
   SimTime read_end;
   Packet* pkt = ReadFromInput(out, vl, in, q, &read_end);
   o.write_free_at = read_end;
   pkt->ready_at = now();
   pkt->tail_arrival = std::max(pkt->tail_arrival, read_end);
-  o.obuf[vl].Push(pkt);
+  o.obuf[slot].Push(pkt);
   SendFromOutputBuffer(out);
   if (Requested(out)) WakeAt(out, read_end);
   if (!q->q.empty()) HeadChanged(q);
@@ -87,10 +110,12 @@ void Switch::TransferToOutputBuffer(int out) {
 
 void Switch::DiscardOutputBuffer(int out) {
   Output& o = outputs_[out];
-  for (size_t vl = 0; vl < o.obuf.size(); ++vl) {
-    while (!o.obuf[vl].empty()) {
-      Packet* pkt = o.obuf[vl].Pop();
-      o.obuf_blocks[vl] -= pkt->blocks();
+  int classes = ports_[out].classes;
+  for (size_t slot = 0; slot < o.obuf.size(); ++slot) {
+    while (!o.obuf[slot].empty()) {
+      Packet* pkt = o.obuf[slot].Pop();
+      o.obuf_blocks[slot / classes] -= pkt->blocks();
+      if (classes > 1) o.obuf_class_blocks[slot] -= pkt->blocks();
       ++port_mgmt_[out].counters.xmit_discards;
       ++dropped_;
       FreePacket(pkt);

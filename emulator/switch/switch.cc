@@ -65,6 +65,7 @@ void Switch::SetCc(std::unique_ptr<cc::SwitchCc> c) {
   int nq = cc_hooks_ ? cc_hooks_->NumQueues(base_queues_) : base_queues_;
   if (nq != static_cast<int>(inputs_[0].vl[0].size())) MakeQueues(nq);
   xbar_picks_queues_ = cc_hooks_ && cc_hooks_->ArbitratesQueues();
+  cc_chooses_vls_ = cc_hooks_ && cc_hooks_->ChoosesVls();
 }
 
 void Switch::Start() {
@@ -105,8 +106,13 @@ void Switch::HandleDevice(const engine::Event& e) {
       }
       return;
     }
-    case kOutputRelease:
-      outputs_[e.port].obuf_blocks[e.a] -= static_cast<uint32_t>(e.b);
+    case kOutputRelease: {
+      // a: the buffer's slot, VL * classes + class (the VL without classes).
+      Output& o = outputs_[e.port];
+      int classes = ports_[e.port].classes;
+      o.obuf_blocks[e.a / classes] -= static_cast<uint32_t>(e.b);
+      if (classes > 1) o.obuf_class_blocks[e.a] -= static_cast<uint32_t>(e.b);
+    }
       Arbitrate(e.port);
       return;
   }

@@ -106,8 +106,11 @@ class Switch : public mgmt::ManagedNode, private cc::SwitchView {
     // The output buffer (SwitchConfig::output_buffer_blocks > 0): the packets the crossbar
     // moved in, per VL, and their blocks, held from the transfer's start until the tail has
     // left on the link. The crossbar writes one packet at a time into it.
-    std::vector<engine::PacketQueue> obuf;  // [output VL]
+    // With credit classes (VOQnet), a queue and a whole buffer per class, served in turn.
+    std::vector<engine::PacketQueue> obuf;  // [VL * classes + class]
     std::array<uint32_t, policy::kMaxVls> obuf_blocks{};
+    std::vector<uint32_t> obuf_class_blocks;  // [VL * classes + class], with classes only
+    std::vector<uint32_t> next_class;         // [VL]
     SimTime write_free_at = 0;
     int next_transfer_vl = 0;
   };
@@ -254,6 +257,7 @@ class Switch : public mgmt::ManagedNode, private cc::SwitchView {
   std::unique_ptr<cc::SwitchCc> cc_hooks_;
   int base_queues_ = 1;                   // per input VL, from the queuing policy
   bool xbar_picks_queues_ = false;        // the mechanism arbitrates among an input's queues (H6)
+  bool cc_chooses_vls_ = false;           // the mechanism picks output VLs (SwitchCc::OutputVl)
   mutable std::vector<int> pick_queues_;  // scratch for PickedQueue, kept to avoid allocation
   mutable std::vector<Queue*> pick_ptrs_;
 };

@@ -78,7 +78,13 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"cc_unknown_mechanism.yaml",
              "scenarios/cc_unknown_mechanism.yaml:5: "
              "congestion_control.mechanism: ",
-             "unknown mechanism 'ibcc'; known: ib, mvcm, none, probe, santos, selftuned"},
+             "unknown mechanism 'ibcc'; known: dbbm, ddbbm, ib, mvcm, none, probe, santos, "
+             "selftuned"},
+        Case{"ddbbm_too_few_vls.yaml",
+             "scenarios/ddbbm_too_few_vls.yaml:7: congestion_control.parameters: ",
+             "needs 5 data VLs, one per queue; fabric.data_vls is 4 (mechanism ddbbm)"},
+        Case{"bad_transport.yaml", "scenarios/bad_transport.yaml:5: traffic[0].transport: ",
+             "'ud' is not a transport (rc, uc)"},
         Case{"nfly_unidirectional.yaml",
              "scenarios/nfly_unidirectional.yaml:7: topology.direction: ",
              "'unidirectional': only bidirectional k-ary n-flies are generated"},

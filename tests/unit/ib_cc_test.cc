@@ -258,6 +258,11 @@ class TestHca : public HcaView {
   void PostTimer(SimTime t, uint32_t a, uint64_t b) override { timers.push_back({t, {a, b}}); }
   void SendControl(int port, uint32_t a, uint64_t b) override {}
   void Report(uint32_t a, uint64_t b) override {}
+  int NumEndNodes() const override { return 64; }
+  uint16_t Lid(int port) const override { return 1; }
+  int Sl2Vl(int port, int sl) const override { return sl; }
+  int DataVls(int port) const override { return 8; }
+  void SendMad(int port, uint16_t dlid, int sl, int vl, const uint8_t* mad) override {}
   // Runs every timer due by `t`, in order, as the event queue would.
   void RunTimersUntil(CaThrottling& c, SimTime t) {
     while (true) {
