@@ -15,14 +15,14 @@ import subprocess
 import sys
 
 LINK = 8.0  # Gbit/s of data on 4x SDR
-SCHEMES = [("1q", "1Q"), ("voqsw", "VOQsw"), ("dbbm4", "DBBM-4Q"), ("dbbm8", "DBBM-8Q"),
+SCHEMES = [("1q", "1Q"), ("voqsw", "VOQsw"), ("voqsw-static", "VOQsw static"), ("dbbm4", "DBBM-4Q"), ("dbbm8", "DBBM-8Q"),
            ("ddbbm5", "DDBBM-5Q"), ("ddbbm5-paper", "DDBBM-5Q paper form"), ("voqnet", "VOQnet")]
 # The paper's throughput relative to DDBBM-5Q [D:L233]; None: not given.
 PAPER = {
-    "2b": {"voqsw": 0.70, "dbbm4": 0.92, "ddbbm5": 1.0, "voqnet": 1.0},
-    "3b": {"voqsw": 0.59, "dbbm4": 0.88, "ddbbm5": 1.0, "voqnet": 1.0},
-    "4b": {"voqsw": 0.61, "dbbm4": 0.89, "ddbbm5": 1.0, "voqnet": 1.0},
-    "5b": {"1q": 1.0, "voqsw": 1.0, "dbbm4": 1.0, "ddbbm5": 1.0, "voqnet": 1.0},
+    "2b": {"voqsw-static": 0.70, "voqsw": 0.70, "dbbm4": 0.92, "ddbbm5": 1.0, "voqnet": 1.0},
+    "3b": {"voqsw-static": 0.59, "voqsw": 0.59, "dbbm4": 0.88, "ddbbm5": 1.0, "voqnet": 1.0},
+    "4b": {"voqsw-static": 0.61, "voqsw": 0.61, "dbbm4": 0.89, "ddbbm5": 1.0, "voqnet": 1.0},
+    "5b": {"1q": 1.0, "voqsw": 1.0, "voqsw-static": 1.0, "dbbm4": 1.0, "ddbbm5": 1.0, "voqnet": 1.0},
 }
 
 
@@ -68,13 +68,15 @@ def main():
     print()
     print("#1B, uniform at 100 % (Figs. 3-4): throughput relative to VOQnet")
     ref = summary(results, "1b-voqnet")
-    for s, title in [("1q", "1Q"), ("voqsw", "VOQsw"), ("dbbm4", "DBBM-4Q"),
+    for s, title in [("1q", "1Q"), ("voqsw", "VOQsw"), ("voqsw-static", "VOQsw static"),
+                     ("dbbm4", "DBBM-4Q"),
                      ("ddbbm5-sit0", "DDBBM-5Q, SIT 0"), ("ddbbm5", "DDBBM-5Q, SIT 6")]:
         d = summary(results, f"1b-{s}")
         print(f"  {title:22}{throughput(d):9.1f}{throughput(d) / throughput(ref):11.3f}")
     print()
     print("#3B accepted traffic per destination (fraction of the link, on the wire):")
-    dest = {s: per_destination(results, f"3b-{s}") for s in ["voqnet", "voqsw", "dbbm4", "ddbbm5"]}
+    dest = {s: per_destination(results, f"3b-{s}")
+            for s in ["voqnet", "voqsw", "voqsw-static", "dbbm4", "ddbbm5"]}
     for s, v in dest.items():
         cold = [x for i, x in enumerate(v) if i + 1 != 31]
         print(f"  {s:8} hotspot H31 {v[30]:.3f}; others min {min(cold):.3f} mean "
@@ -86,7 +88,7 @@ def main():
         f.write("case " + " ".join(f'"{t}"' for t in titles) + "\n")
         for c in cases:
             vals = {t: r for (cc, t, r) in rows if cc == c}
-            f.write(f"#{c.upper()} " + " ".join(f"{vals.get(t, 0):.4f}" for t in titles) + "\n")
+            f.write(f"{c.upper()} " + " ".join(f"{vals.get(t, 0):.4f}" for t in titles) + "\n")
     gnuplot(f"""set terminal pngcairo size 900,450
 set output "{plots}/dbbm-throughput.png"
 set title "Network throughput relative to DDBBM-5Q, 64-node BMIN (Nachiondo et al. Fig. 7)"
@@ -102,9 +104,9 @@ plot for [i=2:{len(titles) + 1}] "{plots}/dbbm-throughput.dat" using i:xtic(1) t
     with open(f"{plots}/dbbm-3b-destinations.dat", "w") as f:
         for i in range(64):
             f.write(f"{i} " + " ".join(f"{dest[s][i]:.4f}" for s in dest) + "\n")
-    gnuplot(f"""set terminal pngcairo size 900,700
+    gnuplot(f"""set terminal pngcairo size 900,850
 set output "{plots}/dbbm-3b-destinations.png"
-set multiplot layout 4,1 title "Case #3B: accepted traffic per destination (H31 is the hotspot; Fig. 5)"
+set multiplot layout 5,1 title "Case #3B: accepted traffic per destination (H31 is the hotspot; Fig. 5)"
 set yrange [0:0.6]
 set xrange [-1:64]
 set style fill solid 0.8
@@ -112,7 +114,7 @@ set boxwidth 0.8
 set ylabel "of the link"
 """ + "".join(f"""set title "{t}"
 plot "{plots}/dbbm-3b-destinations.dat" using 1:{i + 2} with boxes notitle
-""" for i, t in enumerate(["VOQnet", "VOQsw", "DBBM-4Q", "DDBBM-5Q"])) + "unset multiplot\n")
+""" for i, t in enumerate(["VOQnet", "VOQsw (IB: shared VL buffer)", "VOQsw static (the paper's)", "DBBM-4Q", "DDBBM-5Q"])) + "unset multiplot\n")
     gnuplot(f"""set terminal pngcairo size 800,450
 set output "{plots}/dbbm-1b.png"
 set title "Case #1B, uniform at 100 %: delivered payload over time (Figs. 3-4)"

@@ -51,7 +51,9 @@ struct Packet {
   uint16_t in_port = 0;
   uint16_t out_port = 0;
   uint8_t out_vl = 0;
-  uint16_t credit_class = 0;
+  uint16_t credit_class =
+      0;                   // on the link it arrived on (at a switch, until the crossbar reads it)
+  uint16_t out_class = 0;  // at a switch: on the link it leaves on
   uint16_t queue = 0;
   // At the destination: how congestion control answers this packet's marking (cc::Echo), kept
   // until the acknowledgement that may carry it is built.

@@ -202,7 +202,22 @@ std::unique_ptr<Fabric> BuildFabric(const scenario::Scenario& s, const std::vect
   policy::QueuingContext qc;
   qc.num_destinations = f->ctx.num_destinations;
   qc.vl_capacity_blocks = s.sw.vl_buffer_blocks;
+  for (const auto& node : t.nodes)
+    if (node.type == topology::NodeType::kSwitch)
+      qc.max_switch_ports = std::max(qc.max_switch_ports, node.num_ports);
   int classes = f->queuing->NumCreditClasses(qc);
+  if (f->queuing->LooksAhead()) {
+    // Every device reads its receivers' routes: the LFTs the builtin SM programs.
+    f->ctx.next_output.resize(t.nodes.size());
+    for (const auto& [n, lft] : routes.lft) {
+      f->ctx.next_output[n] = lft;
+      f->ctx.next_output[n].resize(std::max(lft.size(), f->lids.owner.size()), 0xFF);
+      f->ctx.next_output[n][f->lids.lid[n][0]] = 0;
+    }
+  } else if (classes > 1) {
+    for (int d = 0; d < f->ctx.num_destinations; ++d)
+      f->ctx.class_of_dest.push_back(static_cast<uint16_t>(f->queuing->CreditClass(d)));
+  }
 
   StatsConfig stats{s.interval, s.bins()};
   f->devices.resize(t.nodes.size());
@@ -263,7 +278,10 @@ std::unique_ptr<Fabric> BuildFabric(const scenario::Scenario& s, const std::vect
       d->ConfigureBuffers(0, s.data_vls, classes, 1u << 20);
     d->set_rx_delay(RxDelay(s, static_cast<int>(n)));
     for (int p = 1; p <= node.num_ports; ++p) {
-      d->ConfigureBuffers(p, s.data_vls, classes, vl_blocks);
+      d->ConfigureBuffers(
+          p, s.data_vls, classes,
+          f->queuing->ClassCapacity(vl_blocks,
+                                    node.type == topology::NodeType::kSwitch ? node.num_ports : 0));
       const topology::Cable* c = t.CableAt({static_cast<int>(n), p});
       if (!c) continue;
       topology::PortRef peer = t.Peer({static_cast<int>(n), p});

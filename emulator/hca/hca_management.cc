@@ -27,8 +27,8 @@ void Hca::SendGmp(int p, Packet* pkt) {
   lrh.set_vl(sl2vl_[p][lrh.sl()]);
   pkt->id = NextPacketId();
   pkt->created = pkt->injected = now();
-  int dest = ctx_->DestIndex(lrh.dlid());
-  pkt->credit_class = static_cast<uint16_t>(ctx_->queuing->CreditClass(dest < 0 ? 0 : dest));
+  pkt->credit_class =
+      static_cast<uint16_t>(ctx_->CreditClassTo(ports_[p].link.peer_lp, lrh.dlid()));
   pstate_[p].control.Push(pkt);
   Arbitrate(p);
 }
@@ -46,8 +46,7 @@ void Hca::SendMad(int p, uint16_t dlid, int sl, int vl, const uint8_t* mad) {
   std::copy(mad, mad + engine::kMadBytes, pkt->mad->data());
   pkt->id = NextPacketId();
   pkt->created = pkt->injected = now();
-  int dest = ctx_->DestIndex(dlid);
-  pkt->credit_class = static_cast<uint16_t>(ctx_->queuing->CreditClass(dest < 0 ? 0 : dest));
+  pkt->credit_class = static_cast<uint16_t>(ctx_->CreditClassTo(ports_[p].link.peer_lp, dlid));
   pstate_[p].control.Push(pkt);
   Arbitrate(p);
 }

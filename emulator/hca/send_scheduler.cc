@@ -23,8 +23,7 @@ bool Hca::QpReady(const QueuePair& qp, int p, int vl) const {
                   engine::kIcrcBytes + engine::kVcrcBytes;
   uint32_t blocks = (wire + wire::kCreditBlockBytes - 1) / wire::kCreditBlockBytes;
   const link::Port& pt = ports_[p];
-  int dest = ctx_->DestIndex(qp.dlid);
-  int cls = ctx_->queuing->CreditClass(dest < 0 ? 0 : dest);
+  int cls = ctx_->CreditClassTo(ports_[p].link.peer_lp, qp.dlid);
   return pt.tx[pt.Slot(vl, cls)].Fits(blocks);
 }
 
@@ -147,8 +146,7 @@ void Hca::SendData(int p, int vl, uint32_t qi) {
   pkt->flow = src.cfg.flow;
   pkt->created = m.created;
   pkt->injected = now();
-  int dest = ctx_->DestIndex(qp.dlid);
-  int cls = ctx_->queuing->CreditClass(dest < 0 ? 0 : dest);
+  int cls = ctx_->CreditClassTo(ports_[p].link.peer_lp, qp.dlid);
   uint32_t bytes = pkt->wire_bytes();
   if (cc_hooks_) cc_hooks_->OnSent(*this, qi, *pkt);
   Transmit(p, pkt, vl, cls, now());

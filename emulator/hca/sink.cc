@@ -77,8 +77,8 @@ void Hca::Deliver(int p, Packet* pkt) {
     if (cc_hooks_) cc_hooks_->OnAck(*this, *pkt, *ack);
     ack->id = NextPacketId();
     ack->created = now();
-    int dest = ctx_->DestIndex(lrh.slid());
-    ack->credit_class = static_cast<uint16_t>(ctx_->queuing->CreditClass(dest < 0 ? 0 : dest));
+    ack->credit_class =
+        static_cast<uint16_t>(ctx_->CreditClassTo(ports_[p].link.peer_lp, lrh.slid()));
     ps.control.Push(ack);
     Arbitrate(p);
   }
@@ -95,8 +95,8 @@ void Hca::SendCnp(int p, Packet& m) {
   BuildCnp(cnp, lid(p), lrh.slid(), sl, sl2vl_[p][sl], qpn);
   cnp->id = NextPacketId();
   cnp->created = now();
-  int dest = ctx_->DestIndex(lrh.slid());
-  cnp->credit_class = static_cast<uint16_t>(ctx_->queuing->CreditClass(dest < 0 ? 0 : dest));
+  cnp->credit_class =
+      static_cast<uint16_t>(ctx_->CreditClassTo(ports_[p].link.peer_lp, lrh.slid()));
   pstate_[p].control.Push(cnp);
   Arbitrate(p);
 }

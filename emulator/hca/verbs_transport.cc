@@ -953,8 +953,7 @@ void Hca::VerbsQueueResponse(int p, Packet* pkt, uint16_t dlid) {
     Send(p, pkt, pkt->lrh().vl());
     return;
   }
-  int dest = ctx_->DestIndex(dlid);
-  pkt->credit_class = static_cast<uint16_t>(ctx_->queuing->CreditClass(dest < 0 ? 0 : dest));
+  pkt->credit_class = static_cast<uint16_t>(ctx_->CreditClassTo(ports_[p].link.peer_lp, dlid));
   pstate_[p].control.Push(pkt);
   Arbitrate(p);
 }

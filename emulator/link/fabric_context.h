@@ -23,6 +23,22 @@ struct FabricContext {
     return lid < dest_index_of_lid.size() ? dest_index_of_lid[lid] : -1;
   }
 
+  // Credit classes (policy::InputQueuing), filled when the fabric is built: the class of each
+  // endpoint (empty: every packet in class 0); or, for a queuing policy that looks ahead, each
+  // receiving switch's output port per LID (its LFT as the builtin SM programs it), since there
+  // the class is the queue the packet takes at the receiver.
+  std::vector<uint16_t> class_of_dest;            // [endpoint index]
+  std::vector<std::vector<uint8_t>> next_output;  // [receiver LP][LID]; empty at a CA
+  // The credit class on a link to the device `peer_lp` of a packet for `dlid`.
+  int CreditClassTo(uint32_t peer_lp, uint16_t dlid) const {
+    if (!next_output.empty()) {
+      const std::vector<uint8_t>& lft = next_output[peer_lp];
+      return dlid < lft.size() && lft[dlid] != 0xFF ? lft[dlid] : 0;
+    }
+    int d = DestIndex(dlid);
+    return d < 0 || class_of_dest.empty() ? 0 : class_of_dest[d];
+  }
+
   // With an external subnet manager the LIDs an SM assigns are not the ones traffic was written
   // with: traffic names its destination by the load-time LID (an endpoint index), and each packet
   // goes to the LID the destination port has now. Empty with the builtin SM (the two agree).

@@ -19,6 +19,7 @@ namespace ibemu::policy {
 
 struct QueuingContext {
   int num_ports = 0;         // ports of the device that owns the buffer (queue per output)
+  int max_switch_ports = 0;  // the most ports of any switch in the fabric
   int num_destinations = 0;  // endpoint LIDs in the fabric (queue per destination)
   uint32_t vl_capacity_blocks = 0;
 };
@@ -33,6 +34,13 @@ class InputQueuing {
   // capacity: VOQnet's reference is ideal, so its per-destination space is not carved out of it.
   virtual int NumCreditClasses(const QueuingContext& c) const { return 1; }
   virtual int CreditClass(int dest_index) const { return 0; }
+  // Look-ahead classes: a packet's class on a link is the queue it takes at the receiving
+  // switch, its output port there (the papers' VOQsw, with credits per queue); the sender reads
+  // the receiver's forwarding table (link::FabricContext::next_output). CreditClass is unused.
+  virtual bool LooksAhead() const { return false; }
+  // Blocks one credit class may hold, of a VL's `vl_blocks`, at a device with `switch_ports`
+  // ports (0: a channel adapter): the whole VL (VOQnet's ideal reference) or a static share.
+  virtual uint32_t ClassCapacity(uint32_t vl_blocks, int switch_ports) const { return vl_blocks; }
 };
 
 using InputQueuingRegistry = Registry<InputQueuing>;

@@ -375,6 +375,29 @@ void Loader::LoadFabric(const YAML::Node& n, Scenario* s) {
       s->sw.output_buffer_blocks =
           blocks_of(sw["output_buffer_bytes"], "fabric.switch.output_buffer_bytes", obuf);
   }
+  if (s->queuing == "queuing.voqsw-static") {
+    // Its credits count each switch's queues, which the sender finds in the routes the builtin
+    // subnet manager sets; each queue holds its share of the VL buffer.
+    YAML::Node q = sw["queuing"];
+    if (s->subnet_manager != "builtin")
+      Fail(q, "fabric.switch.queuing",
+           "queuing.voqsw-static reads the routes the builtin subnet manager sets; it needs "
+           "fabric.subnet_manager: builtin");
+    int ports = 0;
+    for (const auto& node : s->topo.nodes)
+      if (node.type == topology::NodeType::kSwitch) ports = std::max(ports, node.num_ports);
+    if (ports > 0 && s->sw.vl_buffer_blocks / static_cast<uint32_t>(ports) < mtu_blocks)
+      Fail(q, "fabric.switch.queuing",
+           "queuing.voqsw-static gives each of a switch's " + std::to_string(ports) +
+               " output queues 1/" + std::to_string(ports) + " of the switch VL buffer (" +
+               std::to_string(s->sw.vl_buffer_blocks * 64) + " bytes), less than one MTU packet (" +
+               std::to_string(mtu_blocks * 64) + " bytes): raise fabric.vl_buffer_bytes");
+    if (ports > 0 && s->sw.output_buffer_blocks > 0 &&
+        s->sw.output_buffer_blocks / static_cast<uint32_t>(ports) < mtu_blocks)
+      Fail(q, "fabric.switch.queuing",
+           "queuing.voqsw-static gives each output queue 1/" + std::to_string(ports) +
+               " of fabric.switch.output_buffer_bytes, less than one MTU packet");
+  }
   YAML::Node h = n["hca"];
   if (h.IsDefined()) {
     CheckKeys(h, "fabric.hca", {"host_rate", "host_tx_rate", "host_rx_rate", "vl_buffer_bytes"});

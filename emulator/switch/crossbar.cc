@@ -51,14 +51,16 @@ bool Switch::RoomAt(int out, int vl, const Packet& h) const {
   if (Cioq()) {
     const link::Port& pt = ports_[out];
     const Output& o = outputs_[out];
-    uint32_t held = pt.classes == 1 ? o.obuf_blocks[vl]
-                    : o.obuf_class_blocks.empty()
-                        ? 0  // sized at the first transfer
-                        : o.obuf_class_blocks[pt.Slot(vl, h.credit_class)];
-    return held + h.blocks() <= cfg_.output_buffer_blocks;
+    uint32_t held = pt.classes == 1               ? o.obuf_blocks[vl]
+                    : o.obuf_class_blocks.empty() ? 0  // sized at the first transfer
+                                                  : o.obuf_class_blocks[pt.Slot(vl, h.out_class)];
+    uint32_t capacity = pt.classes == 1
+                            ? cfg_.output_buffer_blocks
+                            : ctx_->queuing->ClassCapacity(cfg_.output_buffer_blocks, num_ports());
+    return held + h.blocks() <= capacity;
   }
   const link::Port& pt = ports_[out];
-  return pt.tx[pt.Slot(vl, h.credit_class)].Fits(h.blocks());
+  return pt.tx[pt.Slot(vl, h.out_class)].Fits(h.blocks());
 }
 
 bool Switch::CanGo(int out, int vl, int in, const Queue* q) const {
@@ -106,6 +108,7 @@ Packet* Switch::ReadFromInput(int out, int vl, int in, Queue* q, SimTime* read_e
   Packet* pkt = q->q.Pop();
   int in_vl = q->vl;
   int cls = pkt->credit_class;
+  pkt->credit_class = pkt->out_class;  // from here on the packet is the output link's
   uint32_t blocks = pkt->blocks();
   // The crossbar reads the packet out of the input buffer with the input's bandwidth, and never
   // before its tail has arrived (cut-through); the buffer space is free once it is read.
@@ -161,7 +164,7 @@ void Switch::Arbitrate(int out) {
           break;
         }
         const Packet* h = o.req[vl][in].first->q.head;
-        if (!pt.tx[pt.Slot(vl, h->credit_class)].Fits(h->blocks())) credit_blocked = true;
+        if (!pt.tx[pt.Slot(vl, h->out_class)].Fits(h->blocks())) credit_blocked = true;
       }
     }
     if (credit_blocked) o.starved_vls |= 1u << vl;

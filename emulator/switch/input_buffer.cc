@@ -10,6 +10,11 @@ void Switch::Enqueue(int in, int in_vl, int out, int out_vl, SimTime ready_at, P
   pkt->out_port = static_cast<uint16_t>(out);
   pkt->out_vl = static_cast<uint8_t>(out_vl);
   pkt->ready_at = ready_at;
+  // The same class on both links, unless the queuing policy looks ahead (the next switch's queue).
+  pkt->out_class =
+      ctx_->next_output.empty()
+          ? pkt->credit_class
+          : static_cast<uint16_t>(ctx_->CreditClassTo(ports_[out].link.peer_lp, pkt->lrh().dlid()));
   int dest = ctx_->DestIndex(pkt->lrh().dlid());
   int qi = ctx_->queuing->Queue(*pkt, out, dest < 0 ? 0 : dest);
   if (cc_hooks_) qi = cc_hooks_->Queue(*this, in, in_vl, out, out_vl, *pkt, qi);

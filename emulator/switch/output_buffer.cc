@@ -88,7 +88,7 @@ void Switch::TransferToOutputBuffer(int out) {
   // Counted in the output buffer before it leaves the input, so that CC never sees it in neither.
   o.obuf_blocks[vl] += q->q.head->blocks();
   const link::Port& pt = ports_[out];
-  int slot = pt.Slot(vl, q->q.head->credit_class);
+  int slot = pt.Slot(vl, q->q.head->out_class);
   if (o.obuf.size() < static_cast<size_t>(pt.data_vls * pt.classes)) {
     o.obuf.resize(static_cast<size_t>(pt.data_vls * pt.classes));
     if (pt.classes > 1) {

@@ -115,8 +115,8 @@ void Switch::SendFromPort0(Packet* pkt) {
   pkt->created = pkt->injected = now();
   pkt->head_arrival = pkt->tail_arrival = now();
   pkt->in_port = 0;
-  int dest = ctx_->DestIndex(lrh.dlid());
-  pkt->credit_class = static_cast<uint16_t>(ctx_->queuing->CreditClass(dest < 0 ? 0 : dest));
+  // The management port is this switch's own input: the class is the queue it takes here.
+  pkt->credit_class = static_cast<uint16_t>(ctx_->CreditClassTo(id(), lrh.dlid()));
   // Charge the management port's (internal) buffer, which the crossbar read releases.
   link::Port& p0 = ports_[0];
   p0.rx[p0.Slot(vl, pkt->credit_class)].used += pkt->blocks();

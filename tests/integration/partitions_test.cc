@@ -143,6 +143,14 @@ TEST(Partitions, SelfTunedGivesOneDigestInOneAndThreeProcesses) {
                                       "60us");
 }
 
+// DDBBM in the paper's form: the destinations' notices (GMPs), the sources' per-message queues
+// and every switch choosing VLs from the header (SwitchCc::OutputVl); and VOQsw with static
+// buffer shares, whose credit classes look ahead at the next switch's route.
+TEST(Partitions, DdbbmAndLookAheadCreditClassesGiveOneDigestInOneAndThreeProcesses) {
+  ExpectSameRunInOneAndThreeProcesses("configs/scenarios/dbbm/2b-ddbbm5-paper.yaml", "300us");
+  ExpectSameRunInOneAndThreeProcesses("configs/scenarios/dbbm/2b-voqsw-static.yaml", "300us");
+}
+
 TEST(Partitions, Scenario1HasOneDigestInOneProcessThreeProcessesAndOneProcessPerDevice) {
   std::string scen = std::string(IBEMU_SOURCE_DIR) + "/configs/scenarios/testbed-scenario1.yaml";
   TempDir out("partitions");

@@ -30,6 +30,22 @@ class VoqNet : public InputQueuing {
   int CreditClass(int dest) const override { return dest; }
 };
 
+// VOQsw as Nachiondo et al. and the thesis's Paper V model it: the input buffer divided
+// statically among the output ports, each share with its own credits, so a full queue toward a
+// congested output leaves the others their room. The credits count the receiver's queues, so
+// the sender looks ahead at the next switch's route; standard IB counts one pool per VL (the
+// default queuing.voqsw, whose queues share the VL's buffer).
+class VoqSwitchStatic : public InputQueuing {
+ public:
+  int NumQueues(const QueuingContext& c) const override { return c.num_ports + 1; }
+  int Queue(const engine::Packet&, int out_port, int) const override { return out_port; }
+  int NumCreditClasses(const QueuingContext& c) const override { return c.max_switch_ports + 1; }
+  bool LooksAhead() const override { return true; }
+  uint32_t ClassCapacity(uint32_t vl_blocks, int switch_ports) const override {
+    return switch_ports > 0 ? vl_blocks / static_cast<uint32_t>(switch_ports) : vl_blocks;
+  }
+};
+
 }  // namespace
 
 void RegisterInputQueuings() {
@@ -41,6 +57,10 @@ void RegisterInputQueuings() {
   r.Add("queuing.voqnet",
         "a queue, a whole VL buffer and credits per destination (no HoL at all; not IB)",
         [] { return std::make_unique<VoqNet>(); });
+  r.Add("queuing.voqsw-static",
+        "virtual output queues with the VL buffer divided among them and credits per queue "
+        "(look-ahead; the papers' VOQsw, not IB)",
+        [] { return std::make_unique<VoqSwitchStatic>(); });
 }
 
 }  // namespace ibemu::policy
