@@ -18,12 +18,16 @@ TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 
 # The CC-off scenario with its congestion_control section replaced (name, then the section's
-# lines, indented as in the file).
-variant() {  # variant NAME SECTION
-  python3 - "$B/fat-tree-648-hotspot-cc-off.yaml" "$1" "$2" > "$TMP/$1.yaml" <<'PY'
+# lines, indented as in the file), and optionally its fabric lines: "old=>new;old=>new".
+variant() {  # variant NAME SECTION [EDITS]
+  python3 - "$B/fat-tree-648-hotspot-cc-off.yaml" "$1" "$2" "${3:-}" > "$TMP/$1.yaml" <<'PY'
 import sys
-src, name, section = sys.argv[1:4]
+src, name, section, edits = sys.argv[1:5]
 text = open(src).read()
+for e in filter(None, edits.split(";")):
+    old, new = e.split("=>")
+    assert old in text, old
+    text = text.replace(old, new)
 a = text.index("congestion_control:")
 b = text.index("traffic:")
 print(text[:a] + "congestion_control:\n" + section + text[b:], end="")
@@ -46,7 +50,23 @@ variant mvcm "  mechanism: mvcm
 variant selftuned "  mechanism: selftuned
   parameters: {policy: tune}
 "
-MECHS=(none ib santos mvcm selftuned)
+# The papers' VOQsw (buffer shares per output, credits per queue through look-ahead classes):
+# no mechanism, the queuing policy alone, beside the default VOQsw of the "none" row. Each of a
+# 36-port switch's queues must hold a 2 KB packet (33 blocks): 76032 bytes per VL.
+variant voqsw-static "  mechanism: none
+" "  switch:
+    latency: 100ns=>  switch:
+    latency: 100ns
+    queuing: queuing.voqsw-static;vl_buffer_bytes: 65536=>vl_buffer_bytes: 76032"
+# DBBM-4Q and DDBBM-5Q in the IB form: a VL per queue chosen by the source's SL, the port's
+# 64 KB divided among the VLs; DDBBM's destinations detect and send notices (GMPs).
+variant dbbm "  mechanism: dbbm
+  parameters: {queues: 4}
+" "data_vls: 1=>data_vls: 4;vl_buffer_bytes: 65536=>vl_buffer_bytes: 16384"
+variant ddbbm "  mechanism: ddbbm
+  parameters: {queues: 4}
+" "data_vls: 1=>data_vls: 8;vl_buffer_bytes: 65536=>vl_buffer_bytes: 13056"
+MECHS=(none ib santos mvcm selftuned voqsw-static dbbm ddbbm)
 
 echo "ibemu CC benchmark: 648-node fat tree, 4x QDR, 80 % load, 10 % to two hot spots, $DURATION simulated"
 echo "host: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"

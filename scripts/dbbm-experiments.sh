@@ -6,15 +6,8 @@
 # Needs a build (scripts/build.sh), python3 and gnuplot. About a minute on one core.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-B=${IBEMU_BUILD_DIR:-build}/emulator/ibemu
 OUT=${1:-results/dbbm}
 PLOTS=${2:-docs/experiments}
-mkdir -p "$OUT" "$PLOTS"
-for f in configs/scenarios/dbbm/*.yaml; do
-  n=$(basename "$f" .yaml)
-  "$B" run "$f" -o "$OUT/$n" --no-plot > "$OUT/$n.log" 2>&1 || {
-    cat "$OUT/$n.log" >&2
-    exit 1
-  }
-done
+mkdir -p "$PLOTS"
+scripts/run-scenario-dir.sh configs/scenarios/dbbm "$OUT"
 scripts/dbbm_plot.py "$OUT" "$PLOTS"

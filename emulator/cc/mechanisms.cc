@@ -18,6 +18,9 @@ void Register();
 namespace dbbm {
 void Register();
 }
+namespace fbicm {
+void Register();
+}
 void RegisterProbe();
 
 namespace {
@@ -45,6 +48,7 @@ void RegisterMechanisms() {
     mvcm::Register();
     selftuned::Register();
     dbbm::Register();
+    fbicm::Register();
     RegisterProbe();
   });
 }

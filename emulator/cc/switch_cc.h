@@ -62,6 +62,10 @@ class SwitchView {
   // Blocks in queue q of input (in, vl), and the packets in it.
   virtual uint32_t QueueBlocks(int in, int vl, int q) const = 0;
   virtual uint32_t QueuePackets(int in, int vl, int q) const = 0;
+  // The packet at the head of queue q of input (in, vl), or null.
+  virtual const Packet* QueueHead(int in, int vl, int q) const { return nullptr; }
+  // Arbitrates output `out` again now: a queue the mechanism held (PickQueue) may go.
+  virtual void Kick(int out) {}
 };
 
 class SwitchCc {
@@ -111,12 +115,19 @@ class SwitchCc {
   // queues requesting (out, vl) goes, instead of the oldest request that can go.
   virtual bool ArbitratesQueues() const { return false; }
   // Returns an index into `queues` (the queue numbers of input `in` whose heads request (out, vl)
-  // and could go now, oldest request first; n >= 1). Asked more than once for one decision, so it
-  // must not change state; the choice is made when OnDequeue reports the packet that left.
+  // and could go now, oldest request first; n >= 1), or -1: none may go (a queue the mechanism
+  // holds; it calls SwitchView::Kick when that changes). Asked more than once for one decision,
+  // so it must not change state; the choice is made when OnDequeue reports the packet that left.
   virtual int PickQueue(const SwitchView& s, int in, int out, int vl, const int* queues,
                         int n) const {
     return 0;
   }
+  // Post-processing at a queue's head (FBICM's, CCFIT's): when packet `head` reaches the head of
+  // queue q of input (in, vl), the queue it belongs in; another queue moves it to that queue's
+  // tail (its buffer space and counts unchanged), and the next head is asked. Asked only when
+  // ChecksHeads().
+  virtual bool ChecksHeads() const { return false; }
+  virtual int HeadQueue(SwitchView& s, int in, int vl, int q, const Packet& head) { return q; }
 };
 
 }  // namespace ibemu::cc

@@ -81,6 +81,7 @@ Switch::Queue* Switch::PickedQueue(int out, int vl, int in) const {
   if (pick_ptrs_.empty()) return nullptr;
   int k = cc_hooks_->PickQueue(*this, in, out, vl, pick_queues_.data(),
                                static_cast<int>(pick_queues_.size()));
+  if (k < 0) return nullptr;  // the mechanism holds them all
   return pick_ptrs_[static_cast<size_t>(
       std::clamp<int>(k, 0, static_cast<int>(pick_ptrs_.size()) - 1))];
 }

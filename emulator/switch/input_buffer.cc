@@ -74,6 +74,17 @@ uint32_t Switch::ArrivedBlocks(int out, int vl) const {
 
 void Switch::HeadChanged(Queue* q) {
   while (!q->q.empty() && !link_up(q->q.head->out_port)) DiscardHead(q);
+  while (cc_checks_heads_ && !q->q.empty()) {
+    int to = cc_hooks_->HeadQueue(*this, q->in, q->vl, static_cast<int>(q->index), *q->q.head);
+    if (to == static_cast<int>(q->index)) break;
+    // Post-processing: the head changes queue, not place in the buffer.
+    Packet* pkt = q->q.Pop();
+    pkt->queue = static_cast<uint16_t>(to);
+    Queue& dst = inputs_[q->in].vl[q->vl][static_cast<size_t>(to)];
+    bool was_empty = dst.q.empty();
+    dst.q.Push(pkt);
+    if (was_empty) HeadChanged(&dst);
+  }
   if (q->q.empty()) return;
   Packet* h = q->q.head;
   if (h->ready_at <= now()) {

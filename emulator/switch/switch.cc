@@ -66,6 +66,7 @@ void Switch::SetCc(std::unique_ptr<cc::SwitchCc> c) {
   if (nq != static_cast<int>(inputs_[0].vl[0].size())) MakeQueues(nq);
   xbar_picks_queues_ = cc_hooks_ && cc_hooks_->ArbitratesQueues();
   cc_chooses_vls_ = cc_hooks_ && cc_hooks_->ChoosesVls();
+  cc_checks_heads_ = cc_hooks_ && cc_hooks_->ChecksHeads();
 }
 
 void Switch::Start() {

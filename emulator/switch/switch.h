@@ -238,6 +238,10 @@ class Switch : public mgmt::ManagedNode, private cc::SwitchView {
   uint32_t QueuePackets(int in, int vl, int q) const override {
     return inputs_[in].vl[vl][q].q.count;
   }
+  const Packet* QueueHead(int in, int vl, int q) const override {
+    return inputs_[in].vl[vl][q].q.head;
+  }
+  void Kick(int out) override { Arbitrate(out); }
   void OnControl(int p, uint32_t a, uint64_t b) override {
     if (cc_hooks_) cc_hooks_->OnControl(*this, p, a, b);
   }
@@ -258,6 +262,7 @@ class Switch : public mgmt::ManagedNode, private cc::SwitchView {
   int base_queues_ = 1;                   // per input VL, from the queuing policy
   bool xbar_picks_queues_ = false;        // the mechanism arbitrates among an input's queues (H6)
   bool cc_chooses_vls_ = false;           // the mechanism picks output VLs (SwitchCc::OutputVl)
+  bool cc_checks_heads_ = false;          // the mechanism may move heads (SwitchCc::HeadQueue)
   mutable std::vector<int> pick_queues_;  // scratch for PickedQueue, kept to avoid allocation
   mutable std::vector<Queue*> pick_ptrs_;
 };

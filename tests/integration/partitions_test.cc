@@ -151,6 +151,13 @@ TEST(Partitions, DdbbmAndLookAheadCreditClassesGiveOneDigestInOneAndThreeProcess
   ExpectSameRunInOneAndThreeProcesses("configs/scenarios/dbbm/2b-voqsw-static.yaml", "300us");
 }
 
+// CCFIT: CFQs with heads moved by post-processing (SwitchCc::HeadQueue), Stop/Go and releases as
+// control messages between switches and to the hosts, queues held by PickQueue, marking and IB
+// CC's throttling behind the Stop gates; four trees from 1 ms.
+TEST(Partitions, CcfitGivesOneDigestInOneAndThreeProcesses) {
+  ExpectSameRunInOneAndThreeProcesses("configs/scenarios/ccfit/case4-4tree-ccfit.yaml", "1500us");
+}
+
 TEST(Partitions, Scenario1HasOneDigestInOneProcessThreeProcessesAndOneProcessPerDevice) {
   std::string scen = std::string(IBEMU_SOURCE_DIR) + "/configs/scenarios/testbed-scenario1.yaml";
   TempDir out("partitions");
