@@ -37,10 +37,10 @@ def main():
             data[s] = (t, v)
             print(f"{trees:<6}{title:22}{mean(t, v, 0.5, 1):8.0f}{mean(t, v, 1, 2):8.0f}"
                   f"{mean(t, v, 2, 4):8.0f}{min(v[10:]):7.0f}")
-            with open(f"{plots}/ccfit-case4-{trees}tree-{s}.dat", "w") as f:
+            with open(f"{results}/ccfit-case4-{trees}tree-{s}.dat", "w") as f:
                 for a, b in zip(t, v):
                     f.write(f"{a} {b}\n")
-        plot = ", ".join(f'"{plots}/ccfit-case4-{trees}tree-{s}.dat" using 1:2 with lines lw 2 '
+        plot = ", ".join(f'"{results}/ccfit-case4-{trees}tree-{s}.dat" using 1:2 with lines lw 2 '
                          f'title "{title}"' for s, title in SCHEMES)
         subprocess.run(["gnuplot"], check=True, input=f"""set terminal pngcairo size 900,450
 set output "{plots}/ccfit-case4-{trees}tree.png"

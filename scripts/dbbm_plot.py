@@ -82,7 +82,7 @@ def main():
         print(f"  {s:8} hotspot H31 {v[30]:.3f}; others min {min(cold):.3f} mean "
               f"{sum(cold) / len(cold):.3f} max {max(cold):.3f}")
 
-    with open(f"{plots}/dbbm-throughput.dat", "w") as f:
+    with open(f"{results}/dbbm-throughput.dat", "w") as f:
         cases = ["2b", "3b", "4b", "5b"]
         titles = [t for _, t in SCHEMES if t != "DDBBM-5Q paper form"]
         f.write("case " + " ".join(f'"{t}"' for t in titles) + "\n")
@@ -99,9 +99,9 @@ set yrange [0:1.2]
 set ylabel "throughput / DDBBM-5Q"
 set key outside right
 set grid ytics
-plot for [i=2:{len(titles) + 1}] "{plots}/dbbm-throughput.dat" using i:xtic(1) title columnheader(i)
+plot for [i=2:{len(titles) + 1}] "{results}/dbbm-throughput.dat" using i:xtic(1) title columnheader(i)
 """)
-    with open(f"{plots}/dbbm-3b-destinations.dat", "w") as f:
+    with open(f"{results}/dbbm-3b-destinations.dat", "w") as f:
         for i in range(64):
             f.write(f"{i} " + " ".join(f"{dest[s][i]:.4f}" for s in dest) + "\n")
     gnuplot(f"""set terminal pngcairo size 900,850
@@ -113,7 +113,7 @@ set style fill solid 0.8
 set boxwidth 0.8
 set ylabel "of the link"
 """ + "".join(f"""set title "{t}"
-plot "{plots}/dbbm-3b-destinations.dat" using 1:{i + 2} with boxes notitle
+plot "{results}/dbbm-3b-destinations.dat" using 1:{i + 2} with boxes notitle
 """ for i, t in enumerate(["VOQnet", "VOQsw (IB: shared VL buffer)", "VOQsw static (the paper's)", "DBBM-4Q", "DDBBM-5Q"])) + "unset multiplot\n")
     gnuplot(f"""set terminal pngcairo size 800,450
 set output "{plots}/dbbm-1b.png"
