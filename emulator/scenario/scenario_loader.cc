@@ -354,7 +354,7 @@ void Loader::LoadFabric(const YAML::Node& n, Scenario* s) {
   if (sw.IsDefined()) {
     CheckKeys(sw, "fabric.switch",
               {"latency", "speedup", "queuing", "xbar", "vl_buffer_bytes", "bypass_limit",
-               "output_buffer_bytes"});
+               "output_buffer_bytes", "read_ports"});
     s->sw.latency = Duration(sw, "latency", "fabric.switch", s->sw.latency);
     double sp = Get<double>(sw, "speedup", "fabric.switch", 1.0);
     if (sp < 1.0 || sp > 16.0) Fail(sw["speedup"], "fabric.switch.speedup", "must be 1..16");
@@ -370,6 +370,11 @@ void Loader::LoadFabric(const YAML::Node& n, Scenario* s) {
       s->sw.vl_buffer_blocks = blocks_of(sw["vl_buffer_bytes"], "fabric.switch.vl_buffer_bytes",
                                          Get<int>(sw, "vl_buffer_bytes", "fabric.switch", 0));
     // 0 (the default): no output buffers.
+    std::string ports = Get<std::string>(sw, "read_ports", "fabric.switch", "input");
+    if (ports != "input" && ports != "queue")
+      Fail(sw["read_ports"], "fabric.switch.read_ports",
+           "'" + ports + "': use input (one read port per input buffer) or queue (one per queue)");
+    s->sw.read_port_per_queue = ports == "queue";
     int obuf = Get<int>(sw, "output_buffer_bytes", "fabric.switch", 0);
     if (obuf != 0)
       s->sw.output_buffer_blocks =

@@ -19,7 +19,10 @@ Switch::Queue* Switch::Servable(int out, int vl, int in) const {
   const link::Port& pt = ports_[out];
   for (Queue* q = r.first; q; q = q->next_req) {
     const Packet* h = q->q.head;
-    if (!InputCanFeed(out, in, *h)) return nullptr;
+    if (!InputCanFeed(out, *q, *h)) {
+      if (cfg_.read_port_per_queue) continue;  // another queue's read port may be free
+      return nullptr;
+    }
     if (HeldForOldest(in, q)) return nullptr;
     if (RoomAt(out, vl, *h)) return q;
     // An output buffer has a queue and room per credit class too.
@@ -38,13 +41,13 @@ const Packet* Switch::OldestAt(int in, int vl) const {
 
 // A transfer may start when the input can supply the packet no slower than the output link
 // drains it: an input faster than its outputs feeds several at once, a slower one only when idle.
-bool Switch::InputCanFeed(int out, int in, const Packet& h) const {
+bool Switch::InputCanFeed(int out, const Queue& q, const Packet& h) const {
   // Into an output buffer the crossbar writes at its own rate, the rate it reads at.
-  if (Cioq()) return inputs_[in].read_free_at <= now();
+  if (Cioq()) return ReadFreeAt(q) <= now();
   uint32_t bytes = h.wire_bytes();
   SimTime slack =
-      std::max<SimTime>(0, ports_[out].link.rate.SerializationTime(bytes) - ReadTime(in, bytes));
-  return inputs_[in].read_free_at <= now() + slack;
+      std::max<SimTime>(0, ports_[out].link.rate.SerializationTime(bytes) - ReadTime(q.in, bytes));
+  return ReadFreeAt(q) <= now() + slack;
 }
 
 bool Switch::RoomAt(int out, int vl, const Packet& h) const {
@@ -65,7 +68,7 @@ bool Switch::RoomAt(int out, int vl, const Packet& h) const {
 
 bool Switch::CanGo(int out, int vl, int in, const Queue* q) const {
   const Packet* h = q->q.head;
-  return InputCanFeed(out, in, *h) && !HeldForOldest(in, q) && RoomAt(out, vl, *h);
+  return InputCanFeed(out, *q, *h) && !HeldForOldest(in, q) && RoomAt(out, vl, *h);
 }
 
 // H6: every queue of the input that requests (out, vl) and could go now is a candidate; the
@@ -114,8 +117,8 @@ Packet* Switch::ReadFromInput(int out, int vl, int in, Queue* q, SimTime* read_e
   // The crossbar reads the packet out of the input buffer with the input's bandwidth, and never
   // before its tail has arrived (cut-through); the buffer space is free once it is read.
   Input& input = inputs_[in];
-  SimTime end = std::max(now(), input.read_free_at) + ReadTime(in, pkt->wire_bytes());
-  input.read_free_at = end;
+  SimTime end = std::max(now(), ReadFreeAt(*q)) + ReadTime(in, pkt->wire_bytes());
+  (cfg_.read_port_per_queue ? q->read_free_at : input.read_free_at) = end;
   SimTime release = std::max(end, pkt->tail_arrival);
   CountQueued(in, *pkt, false);
   if (cc_hooks_) {

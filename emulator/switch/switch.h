@@ -61,6 +61,7 @@ class Switch : public mgmt::ManagedNode, private cc::SwitchView {
   struct Queue {
     engine::PacketQueue q;
     Queue* next_req = nullptr;
+    SimTime read_free_at = 0;  // its own read port (SwitchConfig::read_port_per_queue)
     bool registered = false;
     uint16_t in = 0;
     uint8_t vl = 0;
@@ -156,7 +157,11 @@ class Switch : public mgmt::ManagedNode, private cc::SwitchView {
   SimTime SendToOutput(int out, int in, int vl, Packet* pkt, SimTime ready);
   void Register(Queue* q);
   Queue* Servable(int out, int vl, int in) const;
-  bool InputCanFeed(int out, int in, const Packet& h) const;
+  bool InputCanFeed(int out, const Queue& q, const Packet& h) const;
+  // When the read port that serves queue q is free.
+  SimTime ReadFreeAt(const Queue& q) const {
+    return cfg_.read_port_per_queue ? q.read_free_at : inputs_[q.in].read_free_at;
+  }
   // Whether the head h of a request for (out, vl) has room where it goes next: the peer's
   // credits, or with output buffers the buffer of (out, vl).
   bool RoomAt(int out, int vl, const Packet& h) const;

@@ -25,6 +25,10 @@ struct SwitchConfig {
   // the crossbar rate, and the link sends from there. 0: none, the crossbar feeds the link
   // directly (an input-queued switch, the IB switches modelled elsewhere).
   uint32_t output_buffer_blocks = 0;
+  // A read port per queue of an input buffer (Paper VI's multi-read-port VOQ switch): an input
+  // feeds several outputs at once, each queue at the crossbar rate. False: one read port per
+  // input, shared by its queues (one transfer at a time, as the other papers' switches).
+  bool read_port_per_queue = false;
   std::string vlarb = "vlarb.ib";
   std::string xbar = "xbar.roundrobin";
   policy::VlArbConfig vlarb_config;

@@ -78,8 +78,8 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"cc_unknown_mechanism.yaml",
              "scenarios/cc_unknown_mechanism.yaml:5: "
              "congestion_control.mechanism: ",
-             "unknown mechanism 'ibcc'; known: ccfit, dbbm, ddbbm, fbicm, ib, mvcm, none, probe, "
-             "santos, selftuned"},
+             "unknown mechanism 'ibcc'; known: ccfit, dbbm, ddbbm, ecocc, fbicm, hfdi, ib, mvcm, "
+             "none, probe, santos, selftuned"},
         Case{"ddbbm_too_few_vls.yaml",
              "scenarios/ddbbm_too_few_vls.yaml:7: congestion_control.parameters: ",
              "needs 5 data VLs, one per queue; fabric.data_vls is 4 (mechanism ddbbm)"},

@@ -158,6 +158,12 @@ TEST(Partitions, CcfitGivesOneDigestInOneAndThreeProcesses) {
   ExpectSameRunInOneAndThreeProcesses("configs/scenarios/ccfit/case4-4tree-ccfit.yaml", "1500us");
 }
 
+// EcoCC: VOQ switches with a read port per queue, roots at the VOQs, HPQs allocated by
+// notifications, Stop/Go at HTh/LTh, marking with IB's root test and IB CC at the hosts.
+TEST(Partitions, EcoccOnMultiReadPortSwitchesGivesOneDigestInOneAndThreeProcesses) {
+  ExpectSameRunInOneAndThreeProcesses("configs/scenarios/ecocc/conf1-p2-ecocc.yaml", "1500us");
+}
+
 TEST(Partitions, Scenario1HasOneDigestInOneProcessThreeProcessesAndOneProcessPerDevice) {
   std::string scen = std::string(IBEMU_SOURCE_DIR) + "/configs/scenarios/testbed-scenario1.yaml";
   TempDir out("partitions");

@@ -22,6 +22,34 @@ void CfqIsolation::Size(const SwitchView& s) {
   lines_.assign(static_cast<size_t>(ports_ * vls_ * opt_.cfqs), Line{});
   out_lines_.assign(static_cast<size_t>(ports_ * vls_), {});
   congested_.assign(static_cast<size_t>(ports_ * vls_), 0);
+  if (opt_.voq_roots) roots_.assign(static_cast<size_t>(ports_ * vls_ * base_), Root{});
+}
+
+void CfqIsolation::RootEnqueue(SwitchView& s, int in, int in_vl, int q, int out, int out_vl) {
+  Root& r = RootAt(in, in_vl, q);
+  if (r.above || s.QueueBlocks(in, in_vl, q) < opt_.high_blocks) return;
+  r.above = true;
+  r.out = static_cast<uint16_t>(out);
+  r.out_vl = static_cast<uint8_t>(out_vl);
+  ++congested_[out * vls_ + out_vl];
+  // No HPQ at the root: the VOQ isolates its output's flows already (L6597-L6604). The flow at
+  // its head is the tree's; the upstream device isolates it (L6591-L6596).
+  if (r.told || in == 0) return;
+  r.dlid = Dlid(*s.QueueHead(in, in_vl, q));
+  r.told = true;
+  Tell(s, in, in_vl, kAllocate, r.dlid);
+}
+
+void CfqIsolation::RootDequeue(SwitchView& s, int in, int in_vl, int q) {
+  Root& r = RootAt(in, in_vl, q);
+  if (r.above && s.QueueBlocks(in, in_vl, q) <= opt_.low_blocks) {
+    r.above = false;
+    --congested_[r.out * vls_ + r.out_vl];
+  }
+  if (r.told && s.QueuePackets(in, in_vl, q) == 0) {
+    r.told = false;
+    Tell(s, in, in_vl, kRelease, r.dlid);
+  }
 }
 
 int CfqIsolation::Find(int in, int vl, uint16_t dlid) const {
@@ -77,6 +105,7 @@ void CfqIsolation::Tell(SwitchView& s, int in, int vl, Control kind, uint16_t dl
 
 void CfqIsolation::OnEnqueue(SwitchView& s, int in, int in_vl, int out, int out_vl, Packet& p) {
   int q = p.queue;
+  if (q < base_ && opt_.voq_roots) return RootEnqueue(s, in, in_vl, q, out, out_vl);
   if (q < base_) {
     // Detection (L5780-L5786): the normal queue is above the threshold; its head is the packet
     // that waits, and its destination the congested flow.
@@ -88,6 +117,16 @@ void CfqIsolation::OnEnqueue(SwitchView& s, int in, int in_vl, int out, int out_
   }
   Line* l = LineAt(in, in_vl, q - base_);
   uint32_t blocks = s.QueueBlocks(in, in_vl, q);
+  if (opt_.voq_roots) {
+    // An HPQ at or above high: the first time allocates upstream; a packet arriving above high
+    // after that stops the upstream HPQ ("the second time the HTh threshold is reached and
+    // further ones", L6643-L6648), until the HPQ is down to low.
+    if (blocks < opt_.high_blocks || in == 0 || l->stop_sent) return;
+    Tell(s, in, in_vl, l->told ? kStop : kAllocate, l->dlid);
+    l->stop_sent = l->told;
+    l->told = true;
+    return;
+  }
   if (!l->stop_sent && blocks >= opt_.stop_blocks && in != 0) {
     Tell(s, in, in_vl, kStop, l->dlid);
     l->stop_sent = l->told = true;
@@ -101,11 +140,21 @@ void CfqIsolation::OnEnqueue(SwitchView& s, int in, int in_vl, int out, int out_
 void CfqIsolation::OnDequeue(SwitchView& s, int in, int in_vl, int out, int out_vl,
                              const Packet& p) {
   int q = p.queue;
+  if (q < base_ && opt_.voq_roots) return RootDequeue(s, in, in_vl, q);
   if (q < base_) return;
   int c = q - base_;
   Line* l = LineAt(in, in_vl, c);
   if (!l->valid) return;
   uint32_t blocks = s.QueueBlocks(in, in_vl, q);
+  if (opt_.voq_roots) {
+    if (l->stop_sent && blocks <= opt_.low_blocks) {
+      Tell(s, in, in_vl, kGo, l->dlid);
+      l->stop_sent = false;
+    }
+    // Released when empty (L6649-L6656), in Go status as CCFIT's.
+    if (s.QueuePackets(in, in_vl, q) == 0 && !l->stop_sent) Release(s, in, in_vl, c);
+    return;
+  }
   if (l->stop_sent && blocks <= opt_.go_blocks) {
     Tell(s, in, in_vl, kGo, l->dlid);
     l->stop_sent = false;
@@ -120,7 +169,7 @@ void CfqIsolation::OnDequeue(SwitchView& s, int in, int in_vl, int out, int out_
 
 void CfqIsolation::Release(SwitchView& s, int in, int vl, int c) {
   Line* l = LineAt(in, vl, c);
-  if (l->above_high) --congested_[l->out * vls_ + vl];
+  if (l->above_high && !opt_.voq_roots) --congested_[l->out * vls_ + vl];
   if (l->told) Tell(s, in, vl, kRelease, l->dlid);
   *l = Line{};
 }
@@ -147,6 +196,10 @@ void CfqIsolation::OnControl(SwitchView& s, int port, uint32_t a, uint64_t b) {
   auto it = lines.begin();
   while (it != lines.end() && it->dlid != dlid) ++it;
   switch (a & 0xFF) {
+    case kAllocate:
+      if (it == lines.end() && static_cast<int>(lines.size()) < opt_.out_lines)
+        lines.push_back({dlid, false});
+      return;
     case kStop:
       if (it == lines.end()) {
         if (static_cast<int>(lines.size()) >= opt_.out_lines) return;  // no line left
@@ -175,8 +228,9 @@ void CfqIsolation::OnControl(SwitchView& s, int port, uint32_t a, uint64_t b) {
   }
 }
 
-void CfqIsolation::OnTransmit(SwitchView&, int, int out, int vl, Packet* p) {
+void CfqIsolation::OnTransmit(SwitchView& s, int, int out, int vl, Packet* p) {
   if (!opt_.throttle || congested_[out * vls_ + vl] == 0 || p->payload_len == 0) return;
+  if (opt_.root_credit_test && s.CreditStarved(out, vl)) return;  // a victim, not the root
   if (p->blocks() < opt_.packet_size_blocks) return;
   if (std::uniform_real_distribution<double>(0, 1)(rng_) >= opt_.marking_rate) return;
   p->bth().set_fecn(true);

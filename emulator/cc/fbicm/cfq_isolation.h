@@ -42,6 +42,13 @@ class CfqIsolation : public SwitchCc {
     uint16_t dlid = 0;
     uint16_t out = 0;
   };
+  struct Root {          // EcoCC: a normal queue (VOQ) found at a root
+    bool above = false;  // above high, until below low: its output is congested
+    bool told = false;   // the upstream device was told to isolate dlid
+    uint16_t dlid = 0;
+    uint16_t out = 0;
+    uint8_t out_vl = 0;
+  };
   struct OutLine {  // an output port's CAM line: the downstream device isolates dlid
     uint16_t dlid = 0;
     bool stopped = false;
@@ -60,6 +67,9 @@ class CfqIsolation : public SwitchCc {
     return out_lines_[out * vls_ + vl];
   }
   const OutLine* FindOut(int out, int vl, uint16_t dlid) const;
+  Root& RootAt(int in, int vl, int q) { return roots_[(in * vls_ + vl) * base_ + q]; }
+  void RootEnqueue(SwitchView& s, int in, int in_vl, int q, int out, int out_vl);
+  void RootDequeue(SwitchView& s, int in, int in_vl, int q);
   void Tell(SwitchView& s, int in, int vl, Control kind, uint16_t dlid);
 
   Options opt_;
@@ -68,7 +78,8 @@ class CfqIsolation : public SwitchCc {
   int ports_ = 0, vls_ = 0;
   std::vector<Line> lines_;                      // [(in * vls + vl) * cfqs + c]
   std::vector<std::vector<OutLine>> out_lines_;  // [out * vls + vl]
-  std::vector<int> congested_;                   // [out * vls + vl]: root CFQs above High (CCFIT)
+  std::vector<int> congested_;                   // [out * vls + vl]: roots above High
+  std::vector<Root> roots_;                      // [(in * vls + vl) * base + q]: EcoCC
 };
 
 }  // namespace ibemu::cc::fbicm

@@ -25,15 +25,25 @@ struct Options {
   uint32_t low_blocks = 2 * 33;
   double marking_rate = 0.85;
   uint32_t packet_size_blocks = 0;
+  // EcoCC (Paper VI): a normal queue that is a VOQ above high is for certain at a root
+  // (L6558-L6568). No CFQ is allocated there: the output enters the congestion state (marked if
+  // `throttle`) until the VOQ falls below low, and the upstream device is told to isolate the
+  // flow. A CFQ (an HPQ) tells its upstream device at its first crossing of high, sends Stop at
+  // later crossings and Go at low (L6638-L6648).
+  bool voq_roots = false;
+  // EcoCC: mark only at an output that has not waited for credits (IB's root test, L6621).
+  bool root_credit_test = false;
 
-  static Options From(const policy::Params& p, bool ccfit);
+  enum class Kind { kFbicm, kCcfit, kEcocc, kHfdi };
+  static Options From(const policy::Params& p, Kind kind);
 };
 
 // Control messages between neighbours (SwitchView::SendControl): a = kind | VL << 8, b = DLID.
 enum Control : uint32_t {
-  kStop = 1,     // isolate the flow to DLID (allocating a line if none) and stop sending it
-  kGo = 2,       // send it again
-  kRelease = 3,  // the downstream CFQ was deallocated: release the line
+  kStop = 1,      // isolate the flow to DLID (allocating a line if none) and stop sending it
+  kGo = 2,        // send it again
+  kRelease = 3,   // the downstream CFQ was deallocated: release the line
+  kAllocate = 4,  // isolate the flow to DLID (EcoCC's allocation, without a Stop)
 };
 
 }  // namespace ibemu::cc::fbicm

@@ -1,0 +1,35 @@
+// The thesis's Paper VI on configuration #1 (configs/scenarios/ecocc/, docs/experiments/ecocc.md):
+// EcoCC against 1VL, IB-ITh, HFDI and VOQnet as four congestion trees come (1 ms) and go (2 ms).
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "tests/integration/run_util.h"
+
+namespace ibemu::testing {
+namespace {
+
+// Mean network throughput (Gbit/s) from 1 to 3 ms: the trees and the first millisecond after.
+double Window(const std::string& scheme) {
+  Outcome o = RunScenario("configs/scenarios/ecocc/conf1-p2-" + scheme + ".yaml",
+                          [](scenario::Scenario& s) { s.duration = 3 * link::kPsPerMs; });
+  double bytes = 0;
+  for (const stats::FlowStats& f : o.run.flows.flows) {
+    const auto& v = f.rx_payload.values();
+    for (size_t b = 20; b < 60 && b < v.size(); ++b) bytes += static_cast<double>(v[b]);
+  }
+  return bytes * 8 / 2e6;  // over 2 ms
+}
+
+TEST(Ecocc, IsolationWithThrottlingBeatsIsolationAloneAndNoCcAndStaysBelowVoqnet) {
+  double one_vl = Window("1vl"), hfdi = Window("hfdi"), ecocc = Window("ecocc"),
+         voqnet = Window("voqnet");
+  // Table 3, configuration #1: EcoCC 58 % above 1VL, 29 % above HFDI, equal to VOQnet. Ours:
+  // +12 %, +10 %, -8 % (the page says why the gains are smaller).
+  EXPECT_GT(ecocc, 1.05 * one_vl);
+  EXPECT_GT(ecocc, 1.05 * hfdi);
+  EXPECT_GT(voqnet, ecocc);
+}
+
+}  // namespace
+}  // namespace ibemu::testing
