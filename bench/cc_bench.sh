@@ -66,7 +66,36 @@ variant dbbm "  mechanism: dbbm
 variant ddbbm "  mechanism: ddbbm
   parameters: {queues: 4}
 " "data_vls: 1=>data_vls: 8;vl_buffer_bytes: 65536=>vl_buffer_bytes: 13056"
-MECHS=(none ib santos mvcm selftuned voqsw-static dbbm ddbbm)
+# The CC-on scenario's CA settings (Paper III's CCT and timer), for the mechanisms whose hosts
+# run IB CC's throttling behind their own switches' marking.
+CAS=$(python3 - "$B/fat-tree-648-hotspot-cc-on.yaml" <<'PY'
+import sys
+text = open(sys.argv[1]).read()
+lines = text[text.index("  ib:"):text.index("traffic:")].splitlines()
+print("\n".join(l for l in lines if "cc_sw_" not in l))
+PY
+)
+# FBICM and CCFIT on the VOQsw switches (a normal queue per output, 2 CFQs), EcoCC and HFDI on
+# switches with a read port per queue.
+variant fbicm "  mechanism: fbicm
+"
+variant ccfit "  mechanism: ccfit
+  parameters: {cct_base_ns: 1}
+$CAS
+"
+variant hfdi "  mechanism: hfdi
+" "  switch:
+    latency: 100ns=>  switch:
+    latency: 100ns
+    read_ports: queue"
+variant ecocc "  mechanism: ecocc
+  parameters: {cct_base_ns: 1}
+$CAS
+" "  switch:
+    latency: 100ns=>  switch:
+    latency: 100ns
+    read_ports: queue"
+MECHS=(none ib santos mvcm selftuned voqsw-static dbbm ddbbm fbicm ccfit hfdi ecocc)
 
 echo "ibemu CC benchmark: 648-node fat tree, 4x QDR, 80 % load, 10 % to two hot spots, $DURATION simulated"
 echo "host: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"

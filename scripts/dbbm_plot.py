@@ -66,6 +66,14 @@ def main():
             print(f"#{case.upper():5}{title:22}{throughput(d):9.1f}{ratio:11.3f}"
                   + (f"{paper:8.2f}" if paper is not None else f"{'-':>8}"))
     print()
+    print("Meshes (Fig. 8): throughput relative to DDBBM-5Q")
+    for case in ["2m", "3m", "5m"]:
+        ref = throughput(summary(results, f"{case}-ddbbm5"))
+        print(f"  #{case.upper()} " + "  ".join(
+            f"{title} {throughput(summary(results, f'{case}-{s}')) / ref:.3f}"
+            for s, title in [("1q", "1Q"), ("voqsw", "VOQsw"), ("dbbm4", "DBBM-4Q"),
+                             ("voqnet", "VOQnet")]))
+    print()
     print("#1B, uniform at 100 % (Figs. 3-4): throughput relative to VOQnet")
     ref = summary(results, "1b-voqnet")
     for s, title in [("1q", "1Q"), ("voqsw", "VOQsw"), ("voqsw-static", "VOQsw static"),

@@ -20,6 +20,15 @@ CASES = {
     "5b": (0.6, 1.0, 5),
 }
 
+# Meshes of Table 1 [D:L153-L172]: (dims, hosts per switch, random load, hot load). Routing is
+# dimension order [D:L151]; a switch has 2 ports per dimension plus its hosts'.
+MESHES = {
+    "2m": ([4, 4], 4, 0.2, None),
+    "3m": ([8, 8], 1, 0.2, 1.0),
+    "5m": ([4, 4], 4, 0.2, 1.0),
+}
+CASES.update({c: (m[2], m[3], 1 if m[3] else 0) for c, m in MESHES.items()})
+
 # scheme: (description, data VLs, queuing policy, queues sharing the port buffer, mechanism)
 SCHEMES = {
     "1q": ("one queue per port", 1, "queuing.single", 1, "mechanism: none"),
@@ -50,11 +59,24 @@ RUNS = {
     "3b": ["1q", "voqsw", "voqsw-static", "voqnet", "dbbm4", "dbbm8", "ddbbm5"],
     "4b": ["1q", "voqsw", "voqsw-static", "voqnet", "dbbm4", "dbbm8", "ddbbm5"],
     "5b": ["1q", "voqsw", "voqsw-static", "voqnet", "dbbm4", "ddbbm5"],
+    "2m": ["1q", "voqsw", "voqnet", "dbbm4", "ddbbm5"],
+    "3m": ["1q", "voqsw", "voqnet", "dbbm4", "ddbbm5"],
+    "5m": ["1q", "voqsw", "voqnet", "dbbm4", "ddbbm5"],
 }
 
 
-def hosts(ids):
-    return "[" + ", ".join(f"H{i}" for i in ids) + "]"
+def name(case, h):
+    """Host h (1-based, in node order): H<h> on the BMIN; H<c0>.<c1>-<port> on a mesh
+    (docs/topologies.md)."""
+    if case not in MESHES:
+        return f"H{h}"
+    dims, per, _, _ = MESHES[case]
+    sw, port = divmod(h - 1, per)
+    return f"H{sw // dims[1]}.{sw % dims[1]}-{port + 1}"
+
+
+def hosts(ids, case):
+    return "[" + ", ".join(name(case, i) for i in ids) + "]"
 
 
 def sources(case):
@@ -73,16 +95,27 @@ def traffic(case):
     bg_load, hot_load, _ = CASES[case]
     hotspots, hot, background = sources(case)
     common = f"message_bytes: {PAYLOAD}, transport: uc, arrival: poisson"
-    text = f"""  - {{name: background, pattern: uniform, sources: {hosts(background)},
+    text = f"""  - {{name: background, pattern: uniform, sources: {hosts(background, case)},
      load: {bg_load}, {common}}}\n"""
     # Each hot source sends to one hotspot; with several (#5B) they are dealt out in turn, so
     # each of the five trees has four sources or three: "less intense" trees [D:L233].
     for i, h in enumerate(hotspots):
         group = hot[i::len(hotspots)]
-        name = "hot" if len(hotspots) == 1 else f"hot{i + 1}"
-        text += f"""  - {{name: {name}, pattern: incast, dst: H{h}, sources: {hosts(group)},
+        flow = "hot" if len(hotspots) == 1 else f"hot{i + 1}"
+        text += f"""  - {{name: {flow}, pattern: incast, dst: {name(case, h)}, sources: {hosts(group, case)},
      load: {hot_load}, {common}}}\n"""
     return text
+
+
+def topology(case):
+    if case not in MESHES:
+        return """  generator: kary-ntree  # the 64x64 BMIN of 8-port switches [D:L151]
+  k: 4
+  n: 3"""
+    dims, per, _, _ = MESHES[case]
+    return f"""  generator: mesh  # {'x'.join(map(str, dims))} mesh, {per} end node(s) per switch
+  dims: {dims}
+  hosts_per_switch: {per}"""
 
 
 def scenario(case, scheme):
@@ -99,14 +132,12 @@ name: dbbm-{case}-{scheme}
 description: "Nachiondo et al. case #{case.upper()}: {desc}"
 seed: 1
 topology:
-  generator: kary-ntree  # the 64x64 BMIN of 8-port switches [D:L151]
-  k: 4
-  n: 3
+{topology(case)}
   link: 4xSDR  # 8 Gbit/s of data: the paper's 1 GB/s links [D:L143]
 fabric:
   data_vls: {vls}
   mtu: {PAYLOAD}
-  routing: ftree
+  routing: {"dor" if case in MESHES else "ftree"}
   vl_buffer_bytes: {vl_buffer}  # the port's {PORT_BUFFER} bytes divided by {nq} queue(s) [D:L139]
   vlarb: {{policy: vlarb.roundrobin}}  # equal-weight round robin over the queues [D:L141]
   # Input and output buffers, the crossbar 1.5x the link [D:L139, D:L141]

@@ -90,6 +90,18 @@ TEST(Ddbbm, Case1BWithoutTheSourceTestDdbbmFallsAndWithSit6ItMatchesVoqnet) {
   EXPECT_GT(sit6 / voqnet, 0.95);
 }
 
+TEST(Ddbbm, OnMeshesOnlyDdbbmReachesVoqnetAndDbbmBeatsVoqsw) {
+  for (const char* mesh : {"3m", "5m"}) {
+    std::string c = mesh;
+    double ddbbm = Throughput(RunCase(c + "-ddbbm5")), voqnet = Throughput(RunCase(c + "-voqnet"));
+    double dbbm4 = Throughput(RunCase(c + "-dbbm4")), voqsw = Throughput(RunCase(c + "-voqsw"));
+    // [D:L240]: "only DDBBM is able to achieve VOQnet throughput"; DBBM above VOQsw, the worst.
+    EXPECT_NEAR(ddbbm / voqnet, 1.0, 0.02) << c;
+    EXPECT_LT(dbbm4, 0.97 * ddbbm) << c;
+    EXPECT_GT(dbbm4, 1.2 * voqsw) << c;
+  }
+}
+
 TEST(Ddbbm, UcTrafficIsNeverAcknowledged) {
   Outcome o = RunScenario("configs/scenarios/testbed-scenario1.yaml", [](scenario::Scenario& s) {
     s.duration = 100 * link::kPsPerUs;
