@@ -28,7 +28,7 @@ template <typename Reg>
 void ListPolicies(const char* kind, const Reg& reg) {
   std::cout << kind << ":\n";
   for (const auto* e : reg.List())
-    std::cout << "  " << std::left << std::setw(20) << e->name << e->description << "\n";
+    std::cout << "  " << std::left << std::setw(20) << e->name << " " << e->description << "\n";
 }
 
 int Run(const std::string& file, const std::string& out_override, uint64_t seed, bool seed_set,
