@@ -6,7 +6,7 @@ docs/experiments/ccfit.md explains every value. Run from the repository root:
 scripts/ccfit_scenarios.py"""
 import os
 
-from hotspot_experiment import hosts, traffic
+from hotspot_experiment import ib_section, traffic
 
 HOSTS = 64
 PACKET = 2048  # MTU and message: one packet (Table I, L5917-L5982)
@@ -16,25 +16,10 @@ TREES = {1: [31], 4: [7, 23, 39, 55], 6: [7, 17, 28, 39, 49, 60]}
 
 def ib_agents(switches):
     # CCTI_Timer 8000 ns (L6017: 8 units of 1.024 us), CCTI_Increase 1, a linear CCT of whole
-    # packet times (cct_base_ns 0: an entry's multiplier counts MTU packet times).
-    entries = ",".join(f"0:{i}" for i in range(128))
-    text = """  ib:
-    cc_ca_cong_setting_port_control: 0
-    cc_ca_cong_setting_control_map: 0x1
-    cc_ca_cong_setting_ccti_timer: {0: 8}
-    cc_ca_cong_setting_ccti_increase: {0: 1}
-    cc_ca_cong_setting_ccti_min: {0: 0}
-"""
-    if switches:
-        # ITh: a Port VL is congested above 4 packets in a VOQ and until below 2 (L6019-L6020:
-        # Threshold 14 of 15 is 1/8 of the 64 KB VL buffer, 8 KB), every packet marked.
-        text += f"""    cc_sw_cong_setting_control_map: 0xf
-    cc_sw_cong_setting_victim_mask: "0x{'f' * 64}"
-    cc_sw_cong_setting_threshold: 14
-    cc_sw_cong_setting_packet_size: 0
-    cc_sw_cong_setting_marking_rate: 0
-"""
-    return text + f'    cc_cct: "{entries}"'
+    # packet times (cct_base_ns 0: an entry's multiplier counts MTU packet times). ITh's switches:
+    # a Port VL is congested above 4 packets in a VOQ and until below 2 (L6019-L6020: Threshold
+    # 14 of 15 is 1/8 of the 64 KB VL buffer, 8 KB), every packet marked.
+    return ib_section(8, range(128), 14 if switches else None)
 
 
 SCHEMES = {

@@ -6,7 +6,7 @@ once per scheme. docs/experiments/ecocc.md explains every value. Run from the re
 scripts/ecocc_scenarios.py"""
 import os
 
-from hotspot_experiment import hosts, traffic
+from hotspot_experiment import ib_section, traffic
 
 PACKET = 2048  # L6858
 MEMORY = 131072  # 128 KB per input port, one VL (L6860-L6893)
@@ -16,25 +16,11 @@ CONFS = {1: 3, 2: 4}  # configuration -> n of the 4-ary n-tree (Table 1, L6817-L
 def cca(switches):
     # "CCTI Timer and Marking Rate according to the analysis of [20]" (L6866-L6872): the
     # thesis's hardware study (Paper III, as Paper IV reuses it): CCTI_Timer 150, CCTI_Increase
-    # 1, every packet marked, CCT[i] = 7 us * i^2 / 106^2 in ns (cct_base_ns 1).
-    entries = ",".join(f"0:{round(7000 * i * i / 106 ** 2)}" for i in range(128))
-    text = """  ib:
-    cc_ca_cong_setting_port_control: 0
-    cc_ca_cong_setting_control_map: 0x1
-    cc_ca_cong_setting_ccti_timer: {0: 150}
-    cc_ca_cong_setting_ccti_increase: {0: 1}
-    cc_ca_cong_setting_ccti_min: {0: 0}
-"""
-    if switches:
-        # IB-ITh: Threshold 15 (8 KB of the 128 KB VL, 4 packets) in one VOQ, one packet of
-        # hysteresis, every packet marked (Paper III's switch).
-        text += f"""    cc_sw_cong_setting_control_map: 0xf
-    cc_sw_cong_setting_victim_mask: "0x{'f' * 64}"
-    cc_sw_cong_setting_threshold: 15
-    cc_sw_cong_setting_packet_size: 0
-    cc_sw_cong_setting_marking_rate: 0
-"""
-    return text + f'    cc_cct: "{entries}"'
+    # 1, every packet marked, CCT[i] = 7 us * i^2 / 106^2 in ns (cct_base_ns 1). IB-ITh's
+    # switches: Threshold 15 (8 KB of the 128 KB VL, 4 packets) in one VOQ, one packet of
+    # hysteresis, every packet marked (Paper III's switch).
+    return ib_section(150, [round(7000 * i * i / 106**2) for i in range(128)],
+                      15 if switches else None)
 
 
 # scheme: (description, queuing, read ports, congestion control)

@@ -8,6 +8,28 @@ def hosts(ids):
     return "[" + ", ".join(f"H{i}" for i in ids) + "]"
 
 
+def ib_section(ccti_timer, cct, threshold=None):
+    """The congestion_control.ib lines: every CA QP-based on SL 0 with this CCTI_Timer,
+    CCTI_Increase 1 and the CCT (a list of multipliers, shift 0); with a threshold, every switch
+    port marks every packet above it (IB CC's own switches, for ITh)."""
+    text = f"""  ib:
+    cc_ca_cong_setting_port_control: 0
+    cc_ca_cong_setting_control_map: 0x1
+    cc_ca_cong_setting_ccti_timer: {{0: {ccti_timer}}}
+    cc_ca_cong_setting_ccti_increase: {{0: 1}}
+    cc_ca_cong_setting_ccti_min: {{0: 0}}
+"""
+    if threshold is not None:
+        text += f"""    cc_sw_cong_setting_control_map: 0xf
+    cc_sw_cong_setting_victim_mask: "0x{'f' * 64}"
+    cc_sw_cong_setting_threshold: {threshold}
+    cc_sw_cong_setting_packet_size: 0
+    cc_sw_cong_setting_marking_rate: 0
+"""
+    entries = ",".join(f"0:{m}" for m in cct)
+    return text + f'    cc_cct: "{entries}"'
+
+
 def traffic(uniform, hot, spots, packet):
     """Uniform sources Poisson at the link's rate into a queue per destination, so a stopped or
     throttled destination holds up no other (the IA's AdVOQs); hot sources dealt out in turn to

@@ -1,5 +1,7 @@
 #include "common/topology/topology.h"
 
+#include <algorithm>
+
 namespace ibemu::topology {
 
 std::string SourceLocation::ToString() const {
@@ -32,6 +34,13 @@ std::vector<int> Topology::Switches() const {
   for (size_t i = 0; i < nodes.size(); ++i)
     if (nodes[i].type == NodeType::kSwitch) r.push_back(static_cast<int>(i));
   return r;
+}
+
+int Topology::MaxSwitchPorts() const {
+  int most = 0;
+  for (const Node& n : nodes)
+    if (n.type == NodeType::kSwitch) most = std::max(most, n.num_ports);
+  return most;
 }
 
 std::vector<int> Topology::Cas() const {

@@ -59,6 +59,7 @@ struct Topology {
   const Cable* CableAt(PortRef p) const;
   std::vector<int> Switches() const;
   std::vector<int> Cas() const;
+  int MaxSwitchPorts() const;  // the most ports of any switch (0 without switches)
 
   // Adds a node; returns its index. Ports start unconnected.
   int AddNode(NodeType type, std::string name, int num_ports, SourceLocation where = {});

@@ -202,10 +202,9 @@ std::unique_ptr<Fabric> BuildFabric(const scenario::Scenario& s, const std::vect
   policy::QueuingContext qc;
   qc.num_destinations = f->ctx.num_destinations;
   qc.vl_capacity_blocks = s.sw.vl_buffer_blocks;
-  for (const auto& node : t.nodes)
-    if (node.type == topology::NodeType::kSwitch)
-      qc.max_switch_ports = std::max(qc.max_switch_ports, node.num_ports);
+  qc.max_switch_ports = t.MaxSwitchPorts();
   int classes = f->queuing->NumCreditClasses(qc);
+  f->ctx.credit_classes = classes;
   if (f->queuing->LooksAhead()) {
     // Every device reads its receivers' routes: the LFTs the builtin SM programs.
     f->ctx.next_output.resize(t.nodes.size());

@@ -252,6 +252,9 @@ class Hca : public mgmt::ManagedNode, private cc::HcaView {
   void RunGsAgents(int p, Packet* pkt, const mgmt::MadAddress& from);
   void SendVl15(int p, Packet* pkt);
   void SendGmp(int p, Packet* pkt);
+  // Gives a built ACK, CNP or GMP for `dlid` its id, creation time and credit class, and queues
+  // it on the port's control queue, ahead of data on its VL.
+  void QueueControl(int p, Packet* pkt, uint16_t dlid);
   double Uniform01();
 
   // cc::HcaView

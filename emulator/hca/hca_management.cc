@@ -25,10 +25,14 @@ void Hca::SendVl15(int p, Packet* pkt) {
 void Hca::SendGmp(int p, Packet* pkt) {
   wire::Lrh lrh = pkt->lrh();
   lrh.set_vl(sl2vl_[p][lrh.sl()]);
+  pkt->injected = now();
+  QueueControl(p, pkt, lrh.dlid());
+}
+
+void Hca::QueueControl(int p, Packet* pkt, uint16_t dlid) {
   pkt->id = NextPacketId();
-  pkt->created = pkt->injected = now();
-  pkt->credit_class =
-      static_cast<uint16_t>(ctx_->CreditClassTo(ports_[p].link.peer_lp, lrh.dlid()));
+  pkt->created = now();
+  pkt->credit_class = static_cast<uint16_t>(ctx_->CreditClassTo(ports_[p].link.peer_lp, dlid));
   pstate_[p].control.Push(pkt);
   Arbitrate(p);
 }
@@ -44,11 +48,8 @@ void Hca::SendMad(int p, uint16_t dlid, int sl, int vl, const uint8_t* mad) {
   a.qkey = mad::kQp1QKey;
   mgmt::BuildMadPacket(pkt, a);
   std::copy(mad, mad + engine::kMadBytes, pkt->mad->data());
-  pkt->id = NextPacketId();
-  pkt->created = pkt->injected = now();
-  pkt->credit_class = static_cast<uint16_t>(ctx_->CreditClassTo(ports_[p].link.peer_lp, dlid));
-  pstate_[p].control.Push(pkt);
-  Arbitrate(p);
+  pkt->injected = now();
+  QueueControl(p, pkt, dlid);
 }
 
 void Hca::RunSma(int p, Packet* pkt, const mgmt::MadAddress& from) {

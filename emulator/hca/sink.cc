@@ -67,7 +67,6 @@ void Hca::Deliver(int p, Packet* pkt) {
     flows_->flows[pkt->flow].Delivered(now(), pkt->payload_len, now() - pkt->created, bth.fecn());
   }
   if (bth.ack_req()) {
-    PortState& ps = pstate_[p];
     wire::Lrh lrh = pkt->lrh();
     Packet* ack = NewPacket();
     uint8_t sl = PathSl(p, lrh.slid(), lrh.sl());
@@ -75,12 +74,7 @@ void Hca::Deliver(int p, Packet* pkt) {
     BuildRcAck(ack, lid(p), lrh.slid(), sl, sl2vl_[p][sl], bth.dest_qp(), bth.psn(), ++msn);
     if (pkt->cc_echo == static_cast<uint8_t>(cc::Echo::kOnAck)) ack->bth().set_becn(true);
     if (cc_hooks_) cc_hooks_->OnAck(*this, *pkt, *ack);
-    ack->id = NextPacketId();
-    ack->created = now();
-    ack->credit_class =
-        static_cast<uint16_t>(ctx_->CreditClassTo(ports_[p].link.peer_lp, lrh.slid()));
-    ps.control.Push(ack);
-    Arbitrate(p);
+    QueueControl(p, ack, lrh.slid());
   }
   FreePacket(pkt);
 }
@@ -93,12 +87,7 @@ void Hca::SendCnp(int p, Packet& m) {
   uint32_t qpn = m.bth().dest_qp();
   if (VerbsQp* q = VerbsQpOf(qpn)) qpn = q->attr.dest_qpn;
   BuildCnp(cnp, lid(p), lrh.slid(), sl, sl2vl_[p][sl], qpn);
-  cnp->id = NextPacketId();
-  cnp->created = now();
-  cnp->credit_class =
-      static_cast<uint16_t>(ctx_->CreditClassTo(ports_[p].link.peer_lp, lrh.slid()));
-  pstate_[p].control.Push(cnp);
-  Arbitrate(p);
+  QueueControl(p, cnp, lrh.slid());
 }
 
 void Hca::OnResponse(Packet* pkt) {

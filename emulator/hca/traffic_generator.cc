@@ -53,7 +53,6 @@ uint32_t Hca::QpFor(uint32_t source, uint16_t dlid) {
   qp.dlid = dlid;
   qp.port = static_cast<uint8_t>(sources_[source].cfg.port);
   qp.path_sl = qp.sl = PathSl(qp.port, dlid, sources_[source].cfg.sl);
-  qp.vl = sl2vl_[qp.port][qp.sl];
   qp.qpn = 0x100 + static_cast<uint32_t>(qps_.size());
   qps_.push_back(qp);
   uint32_t idx = static_cast<uint32_t>(qps_.size() - 1);

@@ -27,6 +27,7 @@ struct FabricContext {
   // endpoint (empty: every packet in class 0); or, for a queuing policy that looks ahead, each
   // receiving switch's output port per LID (its LFT as the builtin SM programs it), since there
   // the class is the queue the packet takes at the receiver.
+  int credit_classes = 1;                         // per VL, on every port
   std::vector<uint16_t> class_of_dest;            // [endpoint index]
   std::vector<std::vector<uint8_t>> next_output;  // [receiver LP][LID]; empty at a CA
   // The credit class on a link to the device `peer_lp` of a packet for `dlid`.

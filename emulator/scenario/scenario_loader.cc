@@ -388,9 +388,7 @@ void Loader::LoadFabric(const YAML::Node& n, Scenario* s) {
       Fail(q, "fabric.switch.queuing",
            "queuing.voqsw-static reads the routes the builtin subnet manager sets; it needs "
            "fabric.subnet_manager: builtin");
-    int ports = 0;
-    for (const auto& node : s->topo.nodes)
-      if (node.type == topology::NodeType::kSwitch) ports = std::max(ports, node.num_ports);
+    int ports = s->topo.MaxSwitchPorts();
     if (ports > 0 && s->sw.vl_buffer_blocks / static_cast<uint32_t>(ports) < mtu_blocks)
       Fail(q, "fabric.switch.queuing",
            "queuing.voqsw-static gives each of a switch's " + std::to_string(ports) +

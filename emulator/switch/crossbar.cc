@@ -54,13 +54,9 @@ bool Switch::RoomAt(int out, int vl, const Packet& h) const {
   if (Cioq()) {
     const link::Port& pt = ports_[out];
     const Output& o = outputs_[out];
-    uint32_t held = pt.classes == 1               ? o.obuf_blocks[vl]
-                    : o.obuf_class_blocks.empty() ? 0  // sized at the first transfer
-                                                  : o.obuf_class_blocks[pt.Slot(vl, h.out_class)];
-    uint32_t capacity = pt.classes == 1
-                            ? cfg_.output_buffer_blocks
-                            : ctx_->queuing->ClassCapacity(cfg_.output_buffer_blocks, num_ports());
-    return held + h.blocks() <= capacity;
+    uint32_t held =
+        pt.classes == 1 ? o.obuf_blocks[vl] : o.obuf_class_blocks[pt.Slot(vl, h.out_class)];
+    return held + h.blocks() <= obuf_class_capacity_;
   }
   const link::Port& pt = ports_[out];
   return pt.tx[pt.Slot(vl, h.out_class)].Fits(h.blocks());

@@ -21,7 +21,6 @@ void Switch::SendFromOutputBuffer(int out) {
   uint32_t eligible = 0;
   SimTime next_ready = INT64_MAX;
   int classes = pt.classes;
-  if (o.obuf.size() < static_cast<size_t>(pt.data_vls * classes)) return;  // nothing moved in yet
   std::array<int, policy::kMaxVls> slot_of{};  // per VL, the class queue whose head may go
   for (int vl = 0; vl < pt.data_vls; ++vl) {
     bool waiting = false, fits = false;
@@ -89,13 +88,6 @@ void Switch::TransferToOutputBuffer(int out) {
   o.obuf_blocks[vl] += q->q.head->blocks();
   const link::Port& pt = ports_[out];
   int slot = pt.Slot(vl, q->q.head->out_class);
-  if (o.obuf.size() < static_cast<size_t>(pt.data_vls * pt.classes)) {
-    o.obuf.resize(static_cast<size_t>(pt.data_vls * pt.classes));
-    if (pt.classes > 1) {
-      o.obuf_class_blocks.assign(o.obuf.size(), 0);
-      o.next_class.assign(static_cast<size_t>(pt.data_vls), 0);
-    }
-  }
   if (pt.classes > 1) o.obuf_class_blocks[slot] += q->q.head->blocks();
   SimTime read_end;
   Packet* pkt = ReadFromInput(out, vl, in, q, &read_end);

@@ -43,8 +43,17 @@ Switch::Switch(engine::LpId id, std::string name, int num_ports, const SwitchCon
     vc.data_vls = cfg_.data_vls;
     out.vlarb = policy::VlArbiterRegistry::Get().Make(cfg_.vlarb, vc);
     out.xbar = policy::InputArbiterRegistry::Get().Make(cfg_.xbar, n);
-    out.obuf.resize(static_cast<size_t>(cfg_.data_vls));
+    // With credit classes (VOQnet), a queue and a share of the room per class.
+    size_t slots = static_cast<size_t>(cfg_.data_vls * ctx_->credit_classes);
+    out.obuf.resize(slots);
+    if (ctx_->credit_classes > 1) {
+      out.obuf_class_blocks.assign(slots, 0);
+      out.next_class.assign(static_cast<size_t>(cfg_.data_vls), 0);
+    }
   }
+  obuf_class_capacity_ = ctx_->credit_classes == 1
+                             ? cfg_.output_buffer_blocks
+                             : ctx_->queuing->ClassCapacity(cfg_.output_buffer_blocks, num_ports);
 }
 
 void Switch::MakeQueues(int nq) {

@@ -267,6 +267,7 @@ class Switch : public mgmt::ManagedNode, private cc::SwitchView {
   int base_queues_ = 1;                   // per input VL, from the queuing policy
   bool xbar_picks_queues_ = false;        // the mechanism arbitrates among an input's queues (H6)
   bool cc_chooses_vls_ = false;           // the mechanism picks output VLs (SwitchCc::OutputVl)
+  uint32_t obuf_class_capacity_ = 0;      // blocks one credit class may hold in an output buffer
   bool cc_checks_heads_ = false;          // the mechanism may move heads (SwitchCc::HeadQueue)
   mutable std::vector<int> pick_queues_;  // scratch for PickedQueue, kept to avoid allocation
   mutable std::vector<Queue*> pick_ptrs_;
