@@ -142,6 +142,8 @@ void FillResult(const scenario::Scenario& s, const Fabric& f, const engine::Part
     for (int64_t v : fs.latency_sum.values()) fr->add_latency_sum_bins(v);
     for (int64_t v : fs.latency_max.values()) fr->add_latency_max_bins(v);
     fr->set_rx_fecn(fs.rx_fecn);
+    fr->set_ranks_done(fs.ranks_done);
+    fr->set_finish(fs.finish);
   }
   for (const PortSummary& ps : SummarizePorts(f, s)) {
     auto* pr = r->add_ports();
@@ -594,6 +596,8 @@ RunResult RunPartitioned(const scenario::Scenario& s, const PartitionOptions& o)
         fs.latency_max.mutable_values()[b] = fr.latency_max_bins(b);
       }
       fs.rx_fecn = fr.rx_fecn();
+      fs.ranks_done = fr.ranks_done();
+      fs.finish = fr.finish();
       fs.latency =
           stats::LatencyHistogram::FromRaw({fr.latency_counts().begin(), fr.latency_counts().end()},
                                            fr.latency_n(), fr.latency_sum(), fr.latency_max());

@@ -36,7 +36,13 @@ void Hca::Start() {
   qps_.reserve(std::min<size_t>(dests, 65536));
   for (uint32_t i = 0; i < sources_.size(); ++i) {
     const TrafficSource& s = sources_[i].cfg;
-    if (s.arrival == Arrival::kSaturate)
+    if (s.trace) {
+      size_t ranks = s.trace->ranks.size();
+      sources_[i].trace.arrived.assign(ranks, 0);
+      sources_[i].trace.taken.assign(ranks, 0);
+      trace_sources_.push_back(i);
+      Post(id(), s.start, kTraceStep, 0, i);
+    } else if (s.arrival == Arrival::kSaturate)
       Post(id(), NextOnTime(s, s.start), kMessage, 0, i);
     else
       ScheduleNextArrival(i, s.start);
@@ -69,6 +75,9 @@ void Hca::HandleDevice(const engine::Event& e) {
       return;
     case kVerbsLoopback:
       VerbsReceive(e.port, e.pkt);
+      return;
+    case kTraceStep:
+      TraceStep(e.a);
       return;
   }
 }

@@ -53,7 +53,7 @@ class Hca : public mgmt::ManagedNode, private cc::HcaView {
   int Sl2VlEntry(int in, int out, int sl) const override { return sl2vl_[in][sl]; }
   void SetSl2VlEntry(int in, int out, int sl, int vl) override { SetSl2Vl(in, sl, vl); }
   void VlArbChanged(int port) override;
-  void AddSource(const TrafficSource& s) { sources_.push_back({s}); }
+  void AddSource(const TrafficSource& s) { sources_.push_back({s, false, {}}); }
   // The congestion-control mechanism's instance for this HCA (null: none).
   void SetCc(std::unique_ptr<cc::HcaCc> c) { cc_hooks_ = std::move(c); }
 
@@ -93,11 +93,19 @@ class Hca : public mgmt::ManagedNode, private cc::HcaView {
     kVerbsKick,                   // a = QP index: posted work, or an RNR wait that ended
     kVerbsTimer,                  // a = QP index, b = generation: the requester's ACK timeout
     kVerbsLoopback,               // port, pkt: a verbs packet to this port's own LID
+    kTraceStep,                   // a = source: a replayed rank goes on (trace_replay.cc)
   };
 
+  struct TraceState {
+    size_t pc = 0;                         // the rank's next operation
+    bool blocked = false;                  // in a receive whose message has not arrived whole
+    std::vector<uint32_t> arrived, taken;  // [peer rank]: messages arrived whole, received
+    std::unordered_map<uint16_t, uint32_t> rank_of;  // wire LID -> rank, built on first use
+  };
   struct SourceState {
     TrafficSource cfg;
     bool waiting = false;  // a saturating source whose last message is still being segmented
+    TraceState trace;      // a replayed rank's (cfg.trace)
   };
   struct QueuePair {
     uint32_t source = 0;
@@ -149,6 +157,13 @@ class Hca : public mgmt::ManagedNode, private cc::HcaView {
   void Arbitrate(int p) override;
 
   void NewMessage(uint32_t source);
+  // Queues a message of `bytes` from `source` to `dlid` on its QP (the generator's and the
+  // trace's common path).
+  void QueueMessage(uint32_t source, uint16_t dlid, uint32_t bytes);
+  // trace_replay.cc: runs a replayed rank until it computes, waits for a message or ends; and a
+  // message of a replayed application that arrived whole at this HCA.
+  void TraceStep(uint32_t source);
+  void TraceArrived(uint32_t flow, uint16_t slid);
   void ScheduleNextArrival(uint32_t source, SimTime after);
   SimTime NextOnTime(const TrafficSource& s, SimTime t) const;
   uint16_t PickDestination(SourceState& s);
@@ -293,6 +308,7 @@ class Hca : public mgmt::ManagedNode, private cc::HcaView {
   std::vector<std::vector<uint8_t>> path_sl_;  // [port][LID], empty: the traffic's SL
   std::vector<PortState> pstate_;
   std::vector<SourceState> sources_;
+  std::vector<uint32_t> trace_sources_;  // the sources that are replayed ranks
   std::vector<QueuePair> qps_;
   std::unordered_map<uint64_t, uint32_t> qp_index_;
   SimTime dma_free_at_ = 0;   // host -> HCA (PCIe reads), shared by all ports

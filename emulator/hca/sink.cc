@@ -76,6 +76,11 @@ void Hca::Deliver(int p, Packet* pkt) {
     if (cc_hooks_) cc_hooks_->OnAck(*this, *pkt, *ack);
     QueueControl(p, ack, lrh.slid());
   }
+  // The last packet of a message ends it for a replayed rank waiting here (after its ACK is
+  // queued, so the answer a rank sends next goes out behind it).
+  if (!trace_sources_.empty() && wire::opcode::IsRcOrUcSend(op) && pkt->flow != engine::kNoFlow &&
+      (op & 0x1F) >= wire::opcode::kSendLast)
+    TraceArrived(pkt->flow, pkt->lrh().slid());
   FreePacket(pkt);
 }
 

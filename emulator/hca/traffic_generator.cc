@@ -62,14 +62,18 @@ uint32_t Hca::QpFor(uint32_t source, uint16_t dlid) {
 
 void Hca::NewMessage(uint32_t source) {
   SourceState& s = sources_[source];
-  uint16_t dlid = PickDestination(s);
+  // Set before queuing: a message sent whole inside the arbitration queues the next one there.
+  if (s.cfg.arrival == Arrival::kSaturate) s.waiting = true;
+  QueueMessage(source, PickDestination(s), s.cfg.message_bytes);
+}
+
+void Hca::QueueMessage(uint32_t source, uint16_t dlid, uint32_t bytes) {
   uint32_t qi = QpFor(source, dlid);
   QueuePair& qp = qps_[qi];
   bool was_idle = qp.messages.empty();
-  qp.messages.push_back({s.cfg.message_bytes, now()});
+  qp.messages.push_back({bytes, now()});
   if (cc_hooks_) cc_hooks_->OnMessageQueued(*this, qi, was_idle);
-  ++flows_->flows[s.cfg.flow].messages;
-  if (s.cfg.arrival == Arrival::kSaturate) s.waiting = true;
+  ++flows_->flows[sources_[source].cfg.flow].messages;
   if (was_idle) RouteFront(qi);
   if (!qp.in_ring) {
     qp.in_ring = true;

@@ -3,9 +3,11 @@
 // into these per-HCA sources, so the HCA knows nothing about patterns.
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "common/link/link_rate.h"
+#include "emulator/hca/trace_program.h"
 
 namespace ibemu::hca {
 
@@ -44,6 +46,9 @@ struct TrafficSource {
   };
   std::vector<Phase> phases;
   SimTime cycle = 0;  // > 0: the phases repeat with this period (windy and moving trees)
+  // A replayed application's rank (docs/traces.md): its operations replace arrivals and phases.
+  std::shared_ptr<const TraceProgram> trace;
+  uint32_t rank = 0;
 };
 
 }  // namespace ibemu::hca

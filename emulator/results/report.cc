@@ -91,6 +91,19 @@ void PrintTable(const scenario::Scenario& s, const fabric::RunResult& r, std::os
         << std::setprecision(2) << std::setw(11) << f.p50_us << std::setw(11) << f.p99_us
         << std::setw(11) << f.max_us << std::setw(12) << f.rx_packets << "\n";
   }
+  for (size_t i = 0; i < s.flows.size() && i < r.flows.flows.size(); ++i) {
+    const auto& fi = s.flows[i];
+    if (fi.trace_ranks == 0) continue;
+    const FlowStats& f = r.flows.flows[i];
+    out << "trace " << fi.name << ": " << f.ranks_done << " of " << fi.trace_ranks
+        << " ranks finished";
+    if (f.ranks_done == fi.trace_ranks)
+      out << ", execution time " << std::setprecision(3)
+          << static_cast<double>(f.finish - fi.start) / 1e6 << " us";
+    else
+      out << " by the end of the run (give it a longer duration)";
+    out << "\n";
+  }
   out.unsetf(std::ios::fixed);
   out << "events " << r.events << "  packet-hops " << r.packet_hops << "  wall "
       << std::setprecision(3) << r.wall_seconds << " s  peak RSS " << r.peak_rss_kb / 1024
@@ -249,6 +262,20 @@ std::vector<std::string> WriteOutputs(const scenario::Scenario& s, const fabric:
                             {"latency_mean_us", f.mean_us},
                             {"rx_packets", f.rx_packets},
                             {"rx_fecn", f.rx_fecn}});
+    j["traces"] = nlohmann::json::array();
+    for (size_t i = 0; i < s.flows.size() && i < ft.flows.size(); ++i) {
+      const auto& fi = s.flows[i];
+      if (fi.trace_ranks == 0) continue;
+      const FlowStats& f = ft.flows[i];
+      bool done = f.ranks_done == fi.trace_ranks;
+      j["traces"].push_back(
+          {{"name", fi.name},
+           {"file", fi.trace_file},
+           {"ranks", fi.trace_ranks},
+           {"ranks_done", f.ranks_done},
+           {"execution_us",
+            done ? nlohmann::json(static_cast<double>(f.finish - fi.start) / 1e6) : nullptr}});
+    }
     j["ports"] = ports;
     AtomicFile file(summary);
     file.out() << j.dump(2) << "\n";

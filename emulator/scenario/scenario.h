@@ -22,6 +22,10 @@ struct FlowInfo {
   std::string name;
   std::string pattern;
   std::string src, dst;  // node names for single flows; empty for patterns
+  // A replayed application (pattern trace): its file, how many ranks, and when it starts.
+  std::string trace_file;
+  uint32_t trace_ranks = 0;
+  SimTime start = 0;
 };
 
 // What every Congestion Control Agent holds when the fabric starts, as if a CC manager had

@@ -14,6 +14,7 @@
 #include "emulator/policy/input_queuing.h"
 #include "emulator/scenario/cc_section.h"
 #include "emulator/scenario/scenario.h"
+#include "emulator/scenario/trace_file.h"
 #include "emulator/scenario/yaml_checks.h"
 
 namespace ibemu::scenario {
@@ -461,10 +462,10 @@ void Loader::LoadTraffic(const YAML::Node& n, Scenario* s) {
 
 void Loader::LoadTrafficEntry(const YAML::Node& n, const std::string& path, Scenario* s) {
   CheckKeys(n, path,
-            {"name",     "pattern",  "src",           "dst",      "sources",  "destinations",
-             "hotspots", "fraction", "kind",          "shift",    "lifetime", "period",
-             "start",    "stop",     "message_bytes", "sl",       "arrival",  "rate",
-             "load",     "on",       "off",           "transport"});
+            {"name",     "pattern",  "src",           "dst",       "sources",  "destinations",
+             "hotspots", "fraction", "kind",          "shift",     "lifetime", "period",
+             "start",    "stop",     "message_bytes", "sl",        "arrival",  "rate",
+             "load",     "on",       "off",           "transport", "file"});
   std::string pattern = Get<std::string>(n, "pattern", path, "flow");
   FlowInfo fi;
   fi.pattern = pattern;
@@ -527,6 +528,44 @@ void Loader::LoadTrafficEntry(const YAML::Node& n, const std::string& path, Scen
     return r;
   };
 
+  if (pattern == "trace") {
+    // A replayed application: its messages come from the file, nothing from arrivals.
+    for (const char* k :
+         {"src", "dst", "destinations", "hotspots", "fraction", "kind", "shift", "lifetime",
+          "period", "stop", "message_bytes", "arrival", "rate", "load", "on", "off"})
+      if (n[k].IsDefined())
+        Fail(n[k], path + "." + k,
+             "a trace takes its messages and times from its file (docs/traces.md)");
+    if (!n["file"].IsDefined()) Fail(n, path + ".file", "a trace needs its file");
+    std::filesystem::path f = Get<std::string>(n, "file", path, "");
+    if (f.is_relative()) f = std::filesystem::path(file_).parent_path() / f;
+    fi.trace_file = f.lexically_normal().string();
+    auto prog = std::make_shared<hca::TraceProgram>(ReadTraceFile(fi.trace_file));
+    std::vector<Endpoint> hosts = ResolveList(n, "sources", path, *s);
+    size_t ranks = prog->ranks.size();
+    if (hosts.size() < ranks || (n["sources"].IsDefined() && hosts.size() != ranks))
+      Fail(n["sources"].IsDefined() ? n["sources"] : n, path + ".sources",
+           "the trace has " + std::to_string(ranks) + " ranks and rank i runs on sources[i]; " +
+               std::to_string(hosts.size()) + " are given");
+    hosts.resize(ranks);
+    std::set<uint16_t> used;
+    for (const Endpoint& e : hosts) {
+      if (!used.insert(e.lid).second)
+        Fail(n["sources"], path + ".sources", e.node + " is given to two ranks");
+      prog->lid.push_back(e.lid);
+    }
+    fi.trace_ranks = static_cast<uint32_t>(ranks);
+    fi.start = base.start;
+    for (uint32_t r = 0; r < ranks; ++r) {
+      hca::TrafficSource ts = base;
+      ts.port = hosts[r].port;
+      ts.trace = prog;
+      ts.rank = r;
+      s->sources[hosts[r].node].push_back(ts);
+    }
+    s->flows.push_back(fi);
+    return;
+  }
   if (pattern == "flow") {
     if (!n["src"].IsDefined()) Fail(n, path + ".src", "a flow needs src");
     if (!n["dst"].IsDefined()) Fail(n, path + ".dst", "a flow needs dst");
@@ -643,7 +682,8 @@ void Loader::LoadTrafficEntry(const YAML::Node& n, const std::string& path, Scen
     }
   } else {
     Fail(n["pattern"], path + ".pattern",
-         "'" + pattern + "' is not a pattern (flow, uniform, hotspot, permutation, incast, tree)");
+         "'" + pattern +
+             "' is not a pattern (flow, uniform, hotspot, permutation, incast, tree, trace)");
   }
   if (srcs.empty()) Fail(n, path, "this entry produces no traffic");
 

@@ -1,6 +1,7 @@
 // Per-flow results, recorded where they happen (bytes at the receiving HCA, latency at delivery)
 // and merged across partitions by summing, which is exact for integers.
 #pragma once
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -23,7 +24,15 @@ struct FlowStats {
   BinnedCounter rx_count, latency_sum;
   BinnedMax latency_max;
   uint64_t rx_fecn = 0;
+  // A replayed application's (docs/traces.md): its ranks that have finished, and when the last
+  // of them did.
+  uint64_t ranks_done = 0;
+  SimTime finish = 0;
 
+  void RankDone(SimTime now) {
+    ++ranks_done;
+    finish = std::max(finish, now);
+  }
   // The per-interval counters (not the throttle ones, which only verbs flows keep).
   void InitBins(SimTime bin, int bins) {
     rx_payload.Init(bin, bins);
@@ -53,6 +62,8 @@ struct FlowStats {
     latency_sum.Merge(o.latency_sum);
     latency_max.Merge(o.latency_max);
     rx_fecn += o.rx_fecn;
+    ranks_done += o.ranks_done;
+    finish = std::max(finish, o.finish);
     rx_packets += o.rx_packets;
     tx_packets += o.tx_packets;
     messages += o.messages;
