@@ -48,7 +48,7 @@ void CfqIsolation::RootDequeue(SwitchView& s, int in, int in_vl, int q) {
   }
   if (r.told && s.QueuePackets(in, in_vl, q) == 0) {
     r.told = false;
-    Tell(s, in, in_vl, kRelease, r.dlid);
+    if (!Told(in, in_vl, r.dlid)) Tell(s, in, in_vl, kRelease, r.dlid);
   }
 }
 
@@ -56,6 +56,27 @@ int CfqIsolation::Find(int in, int vl, uint16_t dlid) const {
   for (int c = 0; c < opt_.cfqs; ++c) {
     const Line* l = LineAt(in, vl, c);
     if (l->valid && !l->closing && l->dlid == dlid) return c;
+  }
+  return -1;
+}
+
+bool CfqIsolation::Told(int in, int vl, uint16_t dlid) const {
+  for (int c = 0; c < opt_.cfqs; ++c) {
+    const Line* l = LineAt(in, vl, c);
+    if (l->valid && l->told && l->dlid == dlid) return true;
+  }
+  if (opt_.voq_roots)
+    for (int q = 0; q < base_; ++q) {
+      const Root& r = roots_[(in * vls_ + vl) * base_ + q];
+      if (r.told && r.dlid == dlid) return true;
+    }
+  return false;
+}
+
+int CfqIsolation::FindClosing(int in, int vl, uint16_t dlid) const {
+  for (int c = 0; c < opt_.cfqs; ++c) {
+    const Line* l = LineAt(in, vl, c);
+    if (l->valid && l->closing && l->dlid == dlid) return c;
   }
   return -1;
 }
@@ -87,7 +108,16 @@ int CfqIsolation::Queue(SwitchView& s, int in, int in_vl, int out, int out_vl, c
   int c = Find(in, in_vl, dlid);
   // A packet for a destination the next device isolates takes a CFQ here too: the tree's
   // branch is isolated hop by hop toward its sources (L5522-L5528).
-  if (c < 0 && FindOut(out, out_vl, dlid)) c = Allocate(in, in_vl, dlid, out, false);
+  if (c < 0 && FindOut(out, out_vl, dlid)) {
+    // A line still closing for this destination is isolating it again: one line per flow at
+    // an input, since its upstream keeps one line for both (a second line's release would
+    // drop the upstream's line, and with it the Stop that bounds this one).
+    c = FindClosing(in, in_vl, dlid);
+    if (c >= 0)
+      LineAt(in, in_vl, c)->closing = false;
+    else
+      c = Allocate(in, in_vl, dlid, out, false);
+  }
   return c < 0 ? chosen : base_ + c;
 }
 
@@ -170,8 +200,10 @@ void CfqIsolation::OnDequeue(SwitchView& s, int in, int in_vl, int out, int out_
 void CfqIsolation::Release(SwitchView& s, int in, int vl, int c) {
   Line* l = LineAt(in, vl, c);
   if (l->above_high && !opt_.voq_roots) --congested_[l->out * vls_ + vl];
-  if (l->told) Tell(s, in, vl, kRelease, l->dlid);
+  bool told = l->told;
+  uint16_t dlid = l->dlid;
   *l = Line{};
+  if (told && !Told(in, vl, dlid)) Tell(s, in, vl, kRelease, dlid);
 }
 
 int CfqIsolation::PickQueue(const SwitchView&, int in, int out, int vl, const int* queues,

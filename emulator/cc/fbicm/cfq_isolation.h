@@ -60,6 +60,10 @@ class CfqIsolation : public SwitchCc {
     return &lines_[(in * vls_ + vl) * opt_.cfqs + c];
   }
   int Find(int in, int vl, uint16_t dlid) const;  // the CFQ (0..cfqs-1) isolating dlid, or -1
+  int FindClosing(int in, int vl, uint16_t dlid) const;  // a closing line's CFQ for dlid, or -1
+  // Whether a line or a root of input `in` has told the upstream device of dlid: the upstream
+  // keeps one line for them all, released when the last of them goes.
+  bool Told(int in, int vl, uint16_t dlid) const;
   int Allocate(int in, int vl, uint16_t dlid, int out, bool root);
   void Release(SwitchView& s, int in, int vl, int c);
   std::vector<OutLine>& OutLines(int out, int vl) { return out_lines_[out * vls_ + vl]; }
