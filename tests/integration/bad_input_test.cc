@@ -40,6 +40,12 @@ TEST_P(BadInput, IsRefusedWithFileLineAndFieldBeforeAnythingStarts) {
 INSTANTIATE_TEST_SUITE_P(
     Scenarios, BadInput,
     ::testing::Values(
+        Case{"trace_deadlock.yaml", "traces/deadlock.trace:3: ",
+             "the trace deadlocks: rank 0 waits here for a message from rank 1"},
+        Case{"trace_size_mismatch.yaml", "traces/size_mismatch.trace:3: ",
+             "receives 2048 bytes, but message 1 is sent with 4096 at line 2"},
+        Case{"trace_sources.yaml",
+             "scenarios/trace_sources.yaml:5: traffic[0].sources: ", "the trace has 2 ranks"},
         Case{"missing_node.yaml",
              "scenarios/missing_node.yaml:7: traffic[1].dst: ", "no node named 'H9'"},
         Case{"vl_beyond_configured.yaml",

@@ -119,6 +119,7 @@ void ExpectSameRunInOneAndThreeProcesses(const std::string& rel, const std::stri
   ASSERT_EQ(three.status, 0) << three.out;
   EXPECT_EQ(Digest(three.out), Digest(one.out));
   EXPECT_EQ(FlowRows(three.out), FlowRows(one.out));
+  EXPECT_EQ(Line(three.out, "trace "), Line(one.out, "trace "));
   std::string latency = ReadFile(a.path() + "/flow_latency.csv");
   EXPECT_FALSE(latency.empty());
   EXPECT_EQ(ReadFile(b.path() + "/flow_latency.csv"), latency);
@@ -134,6 +135,12 @@ TEST(Partitions, SantosGivesOneDigestInOneAndThreeProcesses) {
 // both bits, windows and waiting slots), on a small 4-ary 2-fly with a hot spot from 50 us.
 TEST(Partitions, MvcmOnCioqSwitchesGivesOneDigestInOneAndThreeProcesses) {
   ExpectSameRunInOneAndThreeProcesses("tests/data/scenarios/mvcm_partitions.yaml", "300us");
+}
+
+// A replayed application: its ranks on two partitions learn of each other's messages only from
+// the packets, and the execution time is the same.
+TEST(Partitions, ATraceReplayGivesOneDigestAndExecutionTimeInOneAndThreeProcesses) {
+  ExpectSameRunInOneAndThreeProcesses("tests/data/scenarios/trace_hol.yaml", "1ms");
 }
 
 // Self-tuned throttling: the side band's samples and estimates (H7), the hosts' global gates and
