@@ -54,6 +54,10 @@ int Run(const std::string& file, const std::string& out_override, uint64_t seed,
               << s.topo.cables.size() << " cables from " << s.topology_source << "; routing "
               << s.routing << ", " << s.queuing << ", " << s.data_vls << " data VL(s), seed "
               << s.seed << "\n";
+  if (partitioned && s.end_with_traces)
+    throw scenario::ScenarioError(file +
+                                  ": run.end: traces ends a one-process run only; give the "
+                                  "partitioned run its duration (run.end: duration)");
   fabric::RunResult r;
   if (partitioned) {
     po.progress = !quiet;
@@ -62,6 +66,11 @@ int Run(const std::string& file, const std::string& out_override, uint64_t seed,
     fabric::RunOptions o;
     o.progress = !quiet;
     r = fabric::RunEmbedded(s, o);
+  }
+  if (r.simulated > 0 && r.simulated < s.duration) {  // the traces ended it (run.end)
+    s.duration = r.simulated;
+    s.measure_to = std::min(s.measure_to, s.duration);
+    if (s.measure_from >= s.measure_to) s.measure_from = 0;
   }
   results::PrintTable(s, r, std::cout);
   auto files = results::WriteOutputs(s, r, dir, std::cerr);

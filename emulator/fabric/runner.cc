@@ -14,6 +14,13 @@
 namespace ibemu::fabric {
 namespace {
 
+bool TracesDone(const scenario::Scenario& s, const stats::FlowTable& flows) {
+  for (size_t i = 0; i < s.flows.size(); ++i)
+    if (s.flows[i].trace_ranks > 0 && flows.flows[i].ranks_done < s.flows[i].trace_ranks)
+      return false;
+  return true;
+}
+
 // Writes packets to the capture file up to `until`, and shows the same packets to `also`.
 class PcapTap : public PacketTap {
  public:
@@ -108,11 +115,19 @@ RunResult RunEmbedded(const scenario::Scenario& s, const RunOptions& o) {
   if (f.side_band) part.Add(f.side_band.get());
   part.StartAll();
   // Run in slices so a long run can report progress; slicing does not change the event order.
-  const int kSlices = 200;
+  // A run that ends with its traces runs an interval at a time and stops after the first in
+  // which every replayed application has finished.
+  const int kSlices = s.end_with_traces ? s.bins() : 200;
   bool tty = o.progress && isatty(STDERR_FILENO);
+  r.simulated = s.duration;
   for (int i = 1; i <= kSlices; ++i) {
-    SimTime end = s.duration * i / kSlices;
+    SimTime end =
+        s.end_with_traces ? std::min(s.duration, s.interval * i) : s.duration * i / kSlices;
     part.RunUntil(end);
+    if (s.end_with_traces && TracesDone(s, f.flows)) {
+      r.simulated = end;
+      break;
+    }
     double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (o.progress && wall > 1.0 && (tty || i % 20 == 0)) {
       std::fprintf(stderr, "%s  %5.1f%%  t=%.3f ms  %llu events  %.1f Mev/s wall %.1fs%s",
@@ -122,7 +137,13 @@ RunResult RunEmbedded(const scenario::Scenario& s, const RunOptions& o) {
     }
   }
   if (tty) std::fprintf(stderr, "\n");
-  CollectResults(f, s, part.events(), &r);
+  if (r.simulated < s.duration) {
+    scenario::Scenario cut = s;
+    cut.duration = r.simulated;
+    CollectResults(f, cut, part.events(), &r);
+  } else {
+    CollectResults(f, s, part.events(), &r);
+  }
   r.pcap_packets = pcap.packets();
   r.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return r;

@@ -38,6 +38,7 @@ struct RunResult {
   uint64_t events = 0;
   uint64_t packet_hops = 0;  // data packets put on a link, summed over all links
   uint64_t pcap_packets = 0;
+  link::SimTime simulated = 0;  // virtual time run: the duration, or less (run.end: traces)
   double wall_seconds = 0;
   long peak_rss_kb = 0;  // the largest of the processes
   // Partitioned runs: event frames, their bytes and batches sent between processes.

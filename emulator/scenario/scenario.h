@@ -75,6 +75,9 @@ struct Scenario {
   SimTime duration = link::kPsPerMs;
   SimTime interval = 100 * link::kPsPerUs;
   SimTime measure_from = 0, measure_to = 0;  // window for the summary table; default: all
+  // run.end: traces: a one-process run ends with the interval in which its replayed
+  // applications have all finished (docs/traces.md), `duration` being the limit.
+  bool end_with_traces = false;
 
   std::string out_dir;  // empty: results/<name>
   bool plot = true;

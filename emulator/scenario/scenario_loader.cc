@@ -159,7 +159,7 @@ Scenario Loader::Load() {
 
   YAML::Node run = root["run"];
   if (run.IsDefined()) {
-    CheckKeys(run, "run", {"duration", "interval", "measure"});
+    CheckKeys(run, "run", {"duration", "interval", "measure", "end"});
     s.duration = Duration(run, "duration", "run", s.duration);
     s.interval = Duration(run, "interval", "run", s.interval);
     if (s.duration <= 0) Fail(run["duration"], "run.duration", "must be positive");
@@ -176,6 +176,16 @@ Scenario Loader::Load() {
   if (s.measure_to == 0) s.measure_to = s.duration;
 
   LoadTraffic(root["traffic"], &s);
+  if (run.IsDefined() && run["end"].IsDefined()) {
+    std::string end = Get<std::string>(run, "end", "run", "duration");
+    if (end != "duration" && end != "traces")
+      Fail(run["end"], "run.end", "'" + end + "': use duration or traces");
+    s.end_with_traces = end == "traces";
+    bool traces = false;
+    for (const FlowInfo& f : s.flows) traces = traces || f.trace_ranks > 0;
+    if (s.end_with_traces && !traces)
+      Fail(run["end"], "run.end", "no traffic entry is a trace: nothing would end the run");
+  }
 
   YAML::Node out = root["output"];
   if (out.IsDefined()) {

@@ -46,6 +46,8 @@ INSTANTIATE_TEST_SUITE_P(
              "receives 2048 bytes, but message 1 is sent with 4096 at line 2"},
         Case{"trace_sources.yaml",
              "scenarios/trace_sources.yaml:5: traffic[0].sources: ", "the trace has 2 ranks"},
+        Case{"end_without_trace.yaml",
+             "scenarios/end_without_trace.yaml:6: run.end: ", "no traffic entry is a trace"},
         Case{"missing_node.yaml",
              "scenarios/missing_node.yaml:7: traffic[1].dst: ", "no node named 'H9'"},
         Case{"vl_beyond_configured.yaml",

@@ -63,5 +63,16 @@ TEST(Trace, HolBlockingSlowsTheReplayAndVoqnetGivesItsTimeBack) {
   EXPECT_LT(voqnet, alone * 21 / 20);
 }
 
+TEST(Trace, ARunThatEndsWithItsTracesStopsInTheIntervalTheLastRankFinished) {
+  Outcome o = RunScenario("tests/data/scenarios/trace_hol.yaml", [](scenario::Scenario& s) {
+    s.end_with_traces = true;
+    s.interval = 10 * kUs;
+  });
+  SimTime finish = Execution(o);
+  EXPECT_GT(o.run.simulated, finish);
+  EXPECT_LE(o.run.simulated, finish + 10 * kUs);
+  EXPECT_EQ(o.run.simulated % (10 * kUs), 0);
+}
+
 }  // namespace
 }  // namespace ibemu::testing
