@@ -1,5 +1,7 @@
 // The thesis's Paper VI on configuration #1 (configs/scenarios/ecocc/, docs/experiments/ecocc.md):
-// EcoCC against 1VL, IB-ITh, HFDI and VOQnet as four congestion trees come (1 ms) and go (2 ms).
+// EcoCC against 1VL, IB-ITh, HFDI and VOQnet as four congestion trees come (1 ms) and go (2 ms);
+// and its trace study on configuration #2 (configs/scenarios/ecocc-traces/,
+// docs/experiments/ecocc-traces.md): b_eff's natural ring beside one and four lasting hot spots.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -30,6 +32,24 @@ TEST(Ecocc, IsolationWithThrottlingBeatsIsolationAloneAndNoCcAndReachesVoqnet) {
   EXPECT_GT(ecocc, hfdi);
   EXPECT_GT(ecocc, 0.97 * voqnet);
   EXPECT_GE(voqnet, ecocc);
+}
+
+// The b_eff replay's execution time (us) in scenario SC<sc> under a scheme; it must finish.
+double Beff(int sc, const std::string& scheme) {
+  Outcome o = RunScenario("configs/scenarios/ecocc-traces/sc" + std::to_string(sc) + "-beff-" +
+                          scheme + ".yaml");
+  const stats::FlowStats& f = o.run.flows.flows[0];
+  EXPECT_EQ(f.ranks_done, 128u) << "sc" << sc << " " << scheme << " did not finish";
+  return static_cast<double>(f.finish) / link::kPsPerUs;
+}
+
+TEST(Ecocc, TracesIsolationKeepsOneTreeAwayAndThrottlingKeepsHpqsForFour) {
+  // Fig. 8 b, c. SC2, one tree: 1VL takes 29278 us, HFDI 283 (the test alone: 280). SC3, four
+  // trees: HFDI runs out of HPQs (3885 us) and EcoCC's throttling frees them (1590).
+  double alone = Beff(1, "1vl");
+  EXPECT_GT(Beff(2, "1vl"), 20 * alone);
+  EXPECT_LT(Beff(2, "hfdi"), 1.05 * alone);
+  EXPECT_LT(Beff(3, "ecocc"), 0.6 * Beff(3, "hfdi"));
 }
 
 }  // namespace
