@@ -2,7 +2,7 @@
 # The thesis's Paper VI (EcoCC) reproduced: runs the committed scenarios of
 # configs/scenarios/ecocc/ (configurations #1 and #2, traffic patterns #1, #2 and #3) once per
 # scheme, prints the figures of docs/experiments/ecocc.md and writes its plots. With --large, also
-# configuration #3 under pattern #2 (configs/scenarios/ecocc-large/, about an hour on one core).
+# configuration #3 under pattern #2 (configs/scenarios/ecocc-large/, about 35 minutes on one core).
 #   scripts/ecocc-experiments.sh [--large] [RESULTS_DIR] [PLOTS_DIR]
 #   (default results/ecocc, docs/experiments)
 # Needs a build (scripts/build.sh), python3 and gnuplot. About twenty minutes on one core.

@@ -33,7 +33,8 @@ def report(results, plots, conf, pattern, schemes, png):
     for m in ("ecocc", "ccfit"):
         if m not in window:
             continue
-        gains = [100 * (window[m] / window[b] - 1) for b in ("1vl", "ith", "hfdi", "voqnet")]
+        gains = [100 * (window[m] / window[b] - 1) if b in window else float("nan")
+                 for b in ("1vl", "ith", "hfdi", "voqnet")]
         paper = ("   (paper: " + ", ".join(f"{p:+d} %" for p in PAPER[m][conf]) + ")"
                  if pattern == 2 and conf in PAPER[m] else "")
         print(f"  gain of {m} over 1VL, IB-ITh, HFDI, VOQnet: "
@@ -47,7 +48,7 @@ def report(results, plots, conf, pattern, schemes, png):
 def main():
     results, plots = sys.argv[1:3]
     if len(sys.argv) > 3 and sys.argv[3] == "--large":
-        report(results, plots, 3, 2, [s for s in SCHEMES if s[0] != "ccfit"],
+        report(results, plots, 3, 2, [s for s in SCHEMES if s[0] not in ("ccfit", "voqnet")],
                "ecocc-conf3.png")
         return
     for pattern in (2, 1, 3):
