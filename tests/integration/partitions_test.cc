@@ -160,15 +160,16 @@ TEST(Partitions, DdbbmAndLookAheadCreditClassesGiveOneDigestInOneAndThreeProcess
 
 // CCFIT: CFQs with heads moved by post-processing (SwitchCc::HeadQueue), Stop/Go and releases as
 // control messages between switches and to the hosts, queues held by PickQueue, marking and IB
-// CC's throttling behind the Stop gates; four trees from 1 ms.
+// CC's throttling behind the Stop gates; four trees from 100 to 400 us.
 TEST(Partitions, CcfitGivesOneDigestInOneAndThreeProcesses) {
-  ExpectSameRunInOneAndThreeProcesses("configs/scenarios/ccfit/case4-4tree-ccfit.yaml", "1500us");
+  ExpectSameRunInOneAndThreeProcesses("tests/data/scenarios/ccfit_partitions.yaml", "600us");
 }
 
 // EcoCC: VOQ switches with a read port per queue, roots at the VOQs, HPQs allocated by
-// notifications, Stop/Go at HTh/LTh, marking with IB's root test and IB CC at the hosts.
+// notifications, Stop/Go at HTh/LTh, marking with IB's root test and IB CC at the hosts; four
+// trees from 100 to 400 us.
 TEST(Partitions, EcoccOnMultiReadPortSwitchesGivesOneDigestInOneAndThreeProcesses) {
-  ExpectSameRunInOneAndThreeProcesses("configs/scenarios/ecocc/conf1-p2-ecocc.yaml", "1500us");
+  ExpectSameRunInOneAndThreeProcesses("tests/data/scenarios/ecocc_partitions.yaml", "600us");
 }
 
 TEST(Partitions, Scenario1HasOneDigestInOneProcessThreeProcessesAndOneProcessPerDevice) {
