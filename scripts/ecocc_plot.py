@@ -56,5 +56,6 @@ def main():
             png = f"ecocc-conf{conf}.png" if pattern == 2 else f"ecocc-conf{conf}-p{pattern}.png"
             report(results, plots, conf, pattern, SCHEMES, png)
 
+
 if __name__ == "__main__":
     main()

@@ -16,8 +16,8 @@ OUT = "configs/scenarios/ecocc-traces"
 NODES = 4**4  # configuration #2, the 4-ary 4-tree (L7044-L7045)
 RANKS = NODES // 2  # half the nodes, as the paper's "HPCC test to even nodes" (L7075-L7104)
 
-# The traces: hpcc_traces.py options, sized so that each test takes about a millisecond of
-# network time at the link's rate (the paper's problem sizes are not given).
+# The traces: hpcc_traces.py options, sized so that each test runs for 0.3 to 4 ms alone (the
+# paper's problem sizes are not given).
 TESTS = {
     "mpifft": ["--log2-points", "20", "--iterations", "1"],
     "beff": ["--max-bytes", "262144", "--repetitions", "1"],
@@ -46,10 +46,9 @@ def spread(nodes, count):
 
 
 def background(sc, ranks):
-    """SC2: "32 endnodes generate traffic addressed to destination #123" for the whole run, on
-    odd nodes; SC3: 25 % of the nodes (64, odd) to 4 hot spots, as pattern #2. The hot sources
-    are spread evenly over the odd nodes; the hot spots are odd nodes (SC3's are not named:
-    one in each quarter of the hosts, as pattern #2's)."""
+    """SC2: "32 endnodes generate traffic addressed to destination #123" for the whole run; SC3:
+    25 % of the nodes (64) to 4 hot spots, as pattern #2. The paper puts them on odd nodes; here
+    they are the hosts that hold no rank, the hot sources spread evenly over them."""
     if sc == 1:
         return ""
     others = [n for n in range(NODES) if n not in ranks]
