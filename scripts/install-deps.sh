@@ -7,7 +7,7 @@ PKGS=(cmake make g++ pkg-config
       libgtest-dev libgmock-dev libbenchmark-dev
       libyaml-cpp-dev libcli11-dev nlohmann-json3-dev
       libibverbs-dev libibumad-dev libibmad-dev infiniband-diags opensm ibsim-utils
-      ibverbs-utils perftest
+      ibverbs-utils perftest openmpi-bin libopenmpi-dev hpcc
       gnuplot-nox tshark python3 clang libclang-rt-14-dev)
 missing=()
 for p in "${PKGS[@]}"; do

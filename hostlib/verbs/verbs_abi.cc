@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <new>
 
 #include "hostlib/verbs/attributes.h"
@@ -190,7 +191,13 @@ IBEMU_EXPORT int ibv_get_pkey_index(ibv_context*, uint8_t port_num, __be16 pkey)
   return -1;
 }
 
+// On a host with RDMA hardware, /sys/class/infiniband exists before any verbs call, and Open
+// MPI's openib BTL checks for it (opal_common_verbs_check_basics) before it asks for the device
+// list: so the first call describes the HCA, which writes the tree, when this process has not yet.
 IBEMU_EXPORT const char* ibv_get_sysfs_path() {
+  static std::once_flag described;
+  if (!ibemu::verbs::SysfsTree::Get().root().empty())
+    std::call_once(described, [] { DescribeHca(); });
   return ibemu::verbs::SysfsRoot().c_str();
 }
 
