@@ -10,6 +10,8 @@
 #include "common/routing/routing_engine.h"
 #include "common/topology/ibnetdiscover_parser.h"
 #include "emulator/cc/mechanism.h"
+#include "emulator/cli/host_libs.h"
+#include "emulator/cli/mpirun.h"
 #include "emulator/fabric/fabric_service.h"
 #include "emulator/fabric/partitioned_runner.h"
 #include "emulator/fabric/runner.h"
@@ -95,20 +97,6 @@ std::pair<std::string, int> ParsePortRef(const std::string& s) {
 // and the libraries find the HCA (and port) and the fabric in the environment
 // (docs/management.md, hostlib/verbs/README.md). `--hca <node>` alone gives umad the node's best
 // port, as libibumad picks port 0.
-std::string HostLibDir(const char* env, const std::string& sub, const char* file,
-                       const char* target) {
-  std::string dir;
-  if (const char* d = std::getenv(env)) dir = d;
-  if (dir.empty()) {
-    std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe");
-    dir = (self.parent_path().parent_path() / "hostlib" / sub).string();
-  }
-  if (!std::filesystem::exists(std::filesystem::path(dir) / file))
-    throw std::runtime_error("no " + std::string(file) + " in " + dir + " (build the " + target +
-                             " target, or set " + env + ")");
-  return dir;
-}
-
 int ExecOnHca(const std::string& port, const std::string& hca, const std::string& fabric_name,
               const std::vector<std::string>& cmd) {
   std::string node = hca;
@@ -116,10 +104,7 @@ int ExecOnHca(const std::string& port, const std::string& hca, const std::string
     node = ParsePortRef(port).first;  // refuses a malformed one before anything runs
   }
   if (node.empty()) throw std::invalid_argument("give --hca <node> or --port <node>:<port>");
-  std::string ld = HostLibDir("IBEMU_UMAD_LIBDIR", "umad", "libibumad.so.3", "ibemu_umad") + ":" +
-                   HostLibDir("IBEMU_VERBS_LIBDIR", "verbs", "libibverbs.so.1", "ibemu_verbs");
-  if (const char* old = std::getenv("LD_LIBRARY_PATH"); old && *old) ld += ":" + std::string(old);
-  setenv("LD_LIBRARY_PATH", ld.c_str(), 1);
+  setenv("LD_LIBRARY_PATH", cli::HostLibraryPath().c_str(), 1);
   setenv("IBEMU_UMAD_PORT", port.empty() ? node.c_str() : port.c_str(), 1);
   setenv("IBEMU_VERBS_HCA", node.c_str(), 1);
   setenv("IBEMU_FABRIC", fabric_name.c_str(), 1);
@@ -244,6 +229,20 @@ int main(int argc, char** argv) {
       ->excludes(exec_hca_opt);
   exec->add_option("--name", exec_name, "which fabric (default: default)");
   exec->add_option("command", exec_cmd, "the program and its arguments (after --)")->required();
+  cli::MpirunOptions mpi;
+  CLI::App* mpirun = app.add_subcommand(
+      "mpirun",
+      "run an MPI job (Open MPI's mpirun) on a fabric that is up: each rank behind its own "
+      "emulated HCA, every message over the fabric (docs/mpi.md)");
+  mpirun->add_option("--name", mpi.fabric, "which fabric (default: default)");
+  auto* mpi_hosts =
+      mpirun->add_option("--hosts", mpi.hosts,
+                         "the rank placement, e.g. H1,H5,H9 (default: the fabric's CAs in order)");
+  mpirun
+      ->add_option("--hostmap", mpi.hostmap,
+                   "a file of '<node> [slots=N]' lines placing the ranks in order")
+      ->excludes(mpi_hosts);
+  mpirun->add_option("mpirun_args", mpi.mpirun_args, "mpirun's arguments (after --)")->required();
   std::string down_name = "default";
   double down_timeout = 30;
   CLI::App* down = app.add_subcommand("down", "bring down a fabric started with `ibemu up`");
@@ -272,6 +271,7 @@ int main(int argc, char** argv) {
       return fabric::Up(std::move(s), up_opts);
     }
     if (*exec) return ExecOnHca(exec_port, exec_hca, exec_name, exec_cmd);
+    if (*mpirun) return cli::Mpirun(mpi);
     if (*linkc) {
       auto [node, port] = ParsePortRef(link_port);
       return fabric::Link(link_name, node, port, link_state == "up");

@@ -241,6 +241,10 @@ int Up(scenario::Scenario s, const UpOptions& o) {
           reply.set_error("not an ibemu service request");
         } else {
           reply.set_ok(true);
+          if (req.has_status() && req.status().list_cas()) {
+            for (const auto& node : s.topo.nodes)
+              if (node.type == topology::NodeType::kCa) reply.add_cas(node.name);
+          }
           if (req.has_down()) {
             g_stop = true;
             stop_reason = "ibemu down";
@@ -381,6 +385,15 @@ int Link(const std::string& name, const std::string& node, int port, bool up) {
   std::printf("link %s:%d %s at virtual time %.6f s\n", node.c_str(), port,
               up ? "enabled" : "disabled", reply.virtual_time_ps() / 1e12);
   return 0;
+}
+
+std::vector<std::string> ListCas(const std::string& name) {
+  control::ServiceRequest req;
+  req.mutable_status()->set_list_cas(true);
+  control::ServiceReply reply;
+  std::string err;
+  if (!Request(name, req, 5.0, &reply, &err)) throw std::runtime_error(err);
+  return {reply.cas().begin(), reply.cas().end()};
 }
 
 int Status(const std::string& name, double wait_seconds) {

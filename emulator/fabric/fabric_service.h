@@ -10,6 +10,7 @@
 // is behind instead of silently stretching time.
 #pragma once
 #include <string>
+#include <vector>
 
 #include "emulator/scenario/scenario.h"
 
@@ -33,6 +34,9 @@ int Down(const std::string& name, double timeout_seconds);
 // Prints the fabric's virtual time, pace and events; with wait_seconds > 0, first waits that long
 // for a fabric that is starting to answer.
 int Status(const std::string& name, double wait_seconds = 0);
+// The CA nodes of a fabric that is up, in topology order; throws with the reason when it does
+// not answer.
+std::vector<std::string> ListCas(const std::string& name);
 // Disables or enables a port (and so its cable) of a fabric that is up.
 int Link(const std::string& name, const std::string& node, int port, bool up);
 

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <vector>
 
 namespace ibemu::hostclient {
 
@@ -29,6 +30,48 @@ PortRef ParsePortRef(const std::string& s) {
     r.node = s;
   }
   return r;
+}
+
+std::string NodeFromRankMap(std::string* why) {
+  const char* map = std::getenv("IBEMU_HCA_MAP");
+  if (!map || !*map) return "";
+  const char* rank_var = nullptr;
+  const char* rank_text = nullptr;
+  for (const char* v : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID"}) {
+    if (const char* r = std::getenv(v); r && *r) {
+      rank_var = v;
+      rank_text = r;
+      break;
+    }
+  }
+  if (!rank_var) {
+    *why =
+        "IBEMU_HCA_MAP is set but this process has no rank (none of OMPI_COMM_WORLD_RANK, "
+        "PMIX_RANK, PMI_RANK, SLURM_PROCID): run it under mpirun, or name its node with "
+        "IBEMU_VERBS_HCA";
+    return "";
+  }
+  char* end = nullptr;
+  long rank = std::strtol(rank_text, &end, 10);
+  std::vector<std::string> nodes;
+  std::string m = map;
+  for (size_t at = 0;;) {
+    size_t comma = m.find(',', at);
+    nodes.push_back(m.substr(at, comma == std::string::npos ? std::string::npos : comma - at));
+    if (comma == std::string::npos) break;
+    at = comma + 1;
+  }
+  if (!end || *end || rank < 0) {
+    *why = std::string(rank_var) + "='" + rank_text + "' is not a rank";
+    return "";
+  }
+  if (static_cast<size_t>(rank) >= nodes.size() || nodes[rank].empty()) {
+    *why = "rank " + std::to_string(rank) + " (" + rank_var + ") has no node in IBEMU_HCA_MAP, " +
+           "which names " + std::to_string(nodes.size()) + " for ranks 0.." +
+           std::to_string(nodes.size() - 1) + ": start fewer ranks or give more hosts";
+    return "";
+  }
+  return nodes[rank];
 }
 
 const umad::PortAttributes* FindPort(const umad::CaAttributes& ca, int port_num) {

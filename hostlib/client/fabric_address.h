@@ -37,6 +37,13 @@ struct PortRef {
 };
 PortRef ParsePortRef(const std::string& s);
 
+// IBEMU_HCA_MAP: the node of each rank of a parallel job, comma-separated ("H1,H3,H5": rank 0
+// stands behind H1, rank 1 behind H3, ...), as `ibemu mpirun` sets it for every rank alike; the
+// rank is the launcher's (OMPI_COMM_WORLD_RANK, PMIX_RANK, PMI_RANK or SLURM_PROCID, the first
+// set). The node, or "" when the map is unset; when it is set but names no node for this
+// process (no rank variable, a rank beyond the map, an empty entry), "" with `why` saying so.
+std::string NodeFromRankMap(std::string* why);
+
 // Port `port_num` of a node's description, or null.
 const umad::PortAttributes* FindPort(const umad::CaAttributes& ca, int port_num);
 

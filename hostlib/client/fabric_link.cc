@@ -54,9 +54,12 @@ bool FabricLink::Start(const std::string& endpoint) {
   ctx_ = zmq_ctx_new();
   if (!ctx_) return false;
   dealer_ = OpenSocket(ctx_, ZMQ_DEALER);
-  // Never drop what the fabric sends us: MADs are queued here and in the umad files.
+  // Never drop what the fabric sends us (MADs are queued here and in the umad files), nor what
+  // we send it: a post that met the default high-water mark of 1000 messages while the fabric
+  // was busy failed with EAGAIN and was lost (Post sends without waiting).
   int unlimited = 0;
   if (dealer_) zmq_setsockopt(dealer_, ZMQ_RCVHWM, &unlimited, sizeof unlimited);
+  if (dealer_) zmq_setsockopt(dealer_, ZMQ_SNDHWM, &unlimited, sizeof unlimited);
   // A fabric that restarts is found again within a second.
   int reconnect_max_ms = 1000;
   if (dealer_) zmq_setsockopt(dealer_, ZMQ_RECONNECT_IVL_MAX, &reconnect_max_ms, sizeof(int));

@@ -31,6 +31,9 @@ Config Config::FromEnv() {
     c.node = r.node;
     c.port = r.port;
     c.port_given = r.port_given;
+  } else {
+    std::string why;  // a rank without a node finds no CA, as on a host without one
+    c.node = hostclient::NodeFromRankMap(&why);
   }
   return c;
 }

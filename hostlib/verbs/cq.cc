@@ -34,6 +34,8 @@ CompChannel* ToChannel(ibv_comp_channel* ch) {
 
 }  // namespace
 
+static void RaiseEvent(ibv_cq* cq);
+
 void Cq::Add(const ibv_wc& wc, bool solicited, uint64_t timestamp_ns) {
   bool raise = false;
   {
@@ -49,11 +51,14 @@ void Cq::Add(const ibv_wc& wc, bool solicited, uint64_t timestamp_ns) {
       raise = cq.channel != nullptr;
     }
   }
-  if (!raise) return;
-  CompChannel* ch = ToChannel(cq.channel);
+  if (raise) RaiseEvent(&cq);
+}
+
+static void RaiseEvent(ibv_cq* cq) {
+  CompChannel* ch = ToChannel(cq->channel);
   {
     std::lock_guard lock(ch->mu);
-    ch->events.push_back(&cq);
+    ch->events.push_back(cq);
   }
   uint64_t one = 1;
   if (write(ch->ch.fd, &one, sizeof one) != sizeof one) {
@@ -220,11 +225,26 @@ int QueryRtValues(ibv_context*, ibv_values_ex* values) {
   return 0;
 }
 
+// Arming a CQ that still holds completions raises the event at once, as a ConnectX does (its arm
+// doorbell carries the consumer index, and a CQE beyond it makes the event): Open MPI's UD
+// connection manager polls at most 20 completions per event and re-arms without polling again,
+// and with "the next completion" alone the rest waited for a message that might never come.
 int ReqNotifyCq(ibv_cq* ibcq, int solicited_only) {
   Cq* cq = ToCq(ibcq);
-  std::lock_guard lock(cq->mu);
-  cq->armed = true;
-  cq->solicited_only = solicited_only != 0;
+  bool raise = false;
+  {
+    std::lock_guard lock(cq->mu);
+    cq->armed = true;
+    cq->solicited_only = solicited_only != 0;
+    bool pending = false;  // whether what it holds would have raised the event had it come now
+    for (const ibv_wc& wc : cq->cqes)
+      if (!cq->solicited_only || wc.status != IBV_WC_SUCCESS) pending = true;
+    if (pending && cq->cq.channel) {
+      cq->armed = false;
+      raise = true;
+    }
+  }
+  if (raise) RaiseEvent(&cq->cq);
   return 0;
 }
 

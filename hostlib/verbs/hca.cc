@@ -25,6 +25,9 @@ Hca::Hca() : where_(hostclient::FabricAddress::FromEnv()) {
   } else if (const char* u = std::getenv("IBEMU_UMAD_PORT"); u && *u) {
     node_ = hostclient::ParsePortRef(u).node;
     variable_ = "IBEMU_UMAD_PORT";
+  } else {
+    node_ = hostclient::NodeFromRankMap(&no_node_);
+    variable_ = "IBEMU_HCA_MAP";
   }
 }
 
@@ -34,6 +37,10 @@ void Hca::Hint(const std::string& why) {
 }
 
 std::optional<umad::CaAttributes> Hca::Describe() {
+  if (node_.empty() && !no_node_.empty()) {
+    Hint(no_node_);
+    return std::nullopt;
+  }
   if (node_.empty()) {
     Hint(
         "IBEMU_VERBS_HCA is not set, so this process stands behind no HCA of an emulated "

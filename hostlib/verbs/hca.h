@@ -68,6 +68,7 @@ class Hca final : public hostclient::LinkListener {
   hostclient::FabricAddress where_;
   std::string node_;
   std::string variable_;  // which setting named the node, for messages
+  std::string no_node_;   // why IBEMU_HCA_MAP gives this process no node
   std::mutex mu_;
   hostclient::FabricLink link_{this};
   std::atomic<bool> hinted_{false};
