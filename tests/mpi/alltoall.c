@@ -4,7 +4,9 @@
 
 #include "check.h"
 
-static int Value(int from, int to, int i) { return from * 1000000 + to * 10000 + i % 10000; }
+static int Value(int from, int to, int i) {
+  return from * 1000000 + to * 10000 + i % 10000;
+}
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);

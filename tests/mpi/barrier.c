@@ -26,8 +26,8 @@ int main(int argc, char** argv) {
     double left = Now();
     double last_entry;
     MPI_Allreduce(&entered, &last_entry, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    CHECK(left >= last_entry, "round %d: left at %.6f, before the last rank entered at %.6f",
-          round, left, last_entry);
+    CHECK(left >= last_entry, "round %d: left at %.6f, before the last rank entered at %.6f", round,
+          left, last_entry);
   }
   if (rank == 0) printf("barrier: ok (%d ranks)\n", n);
   MPI_Finalize();

@@ -5,16 +5,16 @@
 #include <mpi.h>
 #include <stdio.h>
 
-#define CHECK(cond, ...)                                            \
-  do {                                                              \
-    if (!(cond)) {                                                  \
-      int r_;                                                       \
-      MPI_Comm_rank(MPI_COMM_WORLD, &r_);                           \
+#define CHECK(cond, ...)                                           \
+  do {                                                             \
+    if (!(cond)) {                                                 \
+      int r_;                                                      \
+      MPI_Comm_rank(MPI_COMM_WORLD, &r_);                          \
       fprintf(stderr, "rank %d: %s:%d: ", r_, __FILE__, __LINE__); \
-      fprintf(stderr, __VA_ARGS__);                                 \
-      fprintf(stderr, "\n");                                        \
-      MPI_Abort(MPI_COMM_WORLD, 1);                                 \
-    }                                                               \
+      fprintf(stderr, __VA_ARGS__);                                \
+      fprintf(stderr, "\n");                                       \
+      MPI_Abort(MPI_COMM_WORLD, 1);                                \
+    }                                                              \
   } while (0)
 
 #endif

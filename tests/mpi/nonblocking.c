@@ -9,7 +9,9 @@
 #define NTAGS 3
 static const int kCount[NTAGS] = {1, 2000, 50000};
 
-static int Value(int from, int to, int tag, int i) { return (from * 31 + to * 17 + tag * 7 + i) ^ 0x5a5a; }
+static int Value(int from, int to, int tag, int i) {
+  return (from * 31 + to * 17 + tag * 7 + i) ^ 0x5a5a;
+}
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);

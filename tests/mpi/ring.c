@@ -23,7 +23,8 @@ int main(int argc, char** argv) {
       MPI_Send(&token, 1, MPI_LONG, next, lap, MPI_COMM_WORLD);
     }
   }
-  if (rank == 0) CHECK(token == (long)laps * n * (n - 1) / 2, "token %ld after %d laps", token, laps);
+  if (rank == 0)
+    CHECK(token == (long)laps * n * (n - 1) / 2, "token %ld after %d laps", token, laps);
   const int count = 65536;
   int* out = malloc(count * sizeof(int));
   int* in = malloc(count * sizeof(int));
