@@ -5,6 +5,9 @@
 // the traffic crossed the emulated fabric: every placed host sent at least what the ping-pong
 // alone makes it send, and the hosts without a rank sent nothing.
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <map>
 #include <regex>
@@ -117,6 +120,55 @@ TEST_F(Mpi, HpccRunsToCompletionOnFourHostsAndReportsItsLatencyBandwidthSection)
   }
   // b_eff alone moves hundreds of megabytes between the ranks.
   EXPECT_GT(XmitBytes(f, "H5") - h5_before, 100LL << 20);
+}
+
+// Must-show 4: a rank's host link taken down mid-job ends the job with Open MPI's error, not a
+// hang, once the QPs' retries are spent. The QPs are given a local ACK timeout of
+// 4.096 us x 2^14 = 67.1 ms and 3 retries: the sender gives up after 4 x 67.1 = 268 ms of
+// virtual time without an ACK, and no sooner.
+TEST_F(Mpi, AHostLinkTakenDownMidJobEndsItWithOpenMpisRetryErrorWithinTheRetryTimeouts) {
+  UpFabric f(Src("configs/scenarios/mpi/fat-tree-8.yaml"), {"--pace", "1"});
+  ASSERT_TRUE(f.ready());
+  std::string log = f.dir() + "/ring.log";
+  pid_t job = fork();
+  if (job == 0) {
+    setenv("IBEMU_RUN_DIR", f.dir().c_str(), 1);
+    std::string c = std::string("exec ") + IBEMU_BINARY + " mpirun --name " + f.name() +
+                    " --hosts H1,H3,H5,H7 -- -np 4 --mca btl_openib_ib_timeout 14 "
+                    "--mca btl_openib_ib_retry_count 3 " +
+                    IBEMU_MPI_DIR + "/ring 100000000 >" + log + " 2>&1";
+    execl("/bin/sh", "sh", "-c", c.c_str(), nullptr);
+    _exit(127);
+  }
+  // The job is running when H5 (rank 2) has sent its first 64 KiB.
+  long long start = XmitBytes(f, "H5");
+  auto until = Clock::now() + std::chrono::seconds(60);
+  while (XmitBytes(f, "H5") < start + (64 << 10) && Clock::now() < until)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  CliResult down = f.Link("H5:1", "down");
+  ASSERT_EQ(down.status, 0) << down.out;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(down.out, m, std::regex("virtual time ([0-9.]+) s"))) << down.out;
+  double down_at = std::stod(m[1]);
+  int st = 0;
+  auto deadline = Clock::now() + std::chrono::seconds(60);
+  while (waitpid(job, &st, WNOHANG) == 0) {
+    if (Clock::now() > deadline) {
+      kill(job, SIGKILL);
+      waitpid(job, &st, 0);
+      FAIL() << "the job still ran 60 s after the link went down:\n" << ReadFile(log);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  double ended_at = f.VirtualTime();
+  std::string out = ReadFile(log);
+  EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) != 0) << out;
+  EXPECT_NE(out.find("RETRY EXCEEDED ERROR"), std::string::npos) << out;
+  EXPECT_NE(out.find("The InfiniBand retry count between two MPI processes has been"),
+            std::string::npos)
+      << out;
+  EXPECT_GE(ended_at - down_at, 4 * 4.096e-6 * (1 << 14)) << out;
+  EXPECT_LT(ended_at - down_at, 10.0) << out;
 }
 
 // Placement mistakes are refused before mpirun starts, naming what is wrong.

@@ -1,5 +1,6 @@
-/* A token around the ring, every rank adding its rank each lap; then a 256 KiB block shifted one
-   step around the ring with MPI_Sendrecv, checked against its sender. */
+/* A token around the ring, every rank adding its rank each lap (10 laps, or argv[1]: a long run
+   for the failure test); then a 256 KiB block shifted one step around the ring with
+   MPI_Sendrecv, checked against its sender. */
 #include <stdlib.h>
 
 #include "check.h"
@@ -10,7 +11,7 @@ int main(int argc, char** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &n);
   int next = (rank + 1) % n, prev = (rank + n - 1) % n;
-  const int laps = 10;
+  const int laps = argc > 1 ? atoi(argv[1]) : 10;
   long token = 0;
   for (int lap = 0; lap < laps; ++lap) {
     if (rank == 0) {
