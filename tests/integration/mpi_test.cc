@@ -171,6 +171,35 @@ TEST_F(Mpi, AHostLinkTakenDownMidJobEndsItWithOpenMpisRetryErrorWithinTheRetryTi
   EXPECT_LT(ended_at - down_at, 10.0) << out;
 }
 
+// Must-show 3 (docs/experiments/mpi-congestion.md): an MPI all-to-all on H1, H5, H9 and H13 of
+// a 16-host fat tree, alone and beside two congestion trees (ten synthetic sources into H15 and
+// H16). With IB CC off the job slows by head-of-line blocking: its mean iteration at least twice
+// as long as alone (the committed run: 3.5x). With IB CC on it recovers: its median within 1.6x
+// of alone (1.1x), and CC off's mean at least twice CC on's (3.2x). 12 iterations each, at pace
+// 0.001, where the fabric keeps up (the script fails if it falls behind).
+TEST_F(Mpi, AnAllToAllBesideAHotSpotSlowsWithCcOffAndRecoversWithIbCcOn) {
+  TempDir out{"mpicc"};
+  CliResult r =
+      Shell("IBEMU_BUILD_DIR=" +
+            std::string(IBEMU_BINARY).substr(0, std::string(IBEMU_BINARY).rfind("/emulator/")) +
+            " timeout 600 " + Src("scripts/mpi-congestion.sh") + " " + out.path() + " 12");
+  ASSERT_EQ(r.status, 0) << r.out;
+  auto ratios = [&](const std::string& what) {
+    std::smatch m;
+    std::string summary = ReadFile(out.path() + "/summary.txt");
+    EXPECT_TRUE(std::regex_search(
+        summary, m,
+        std::regex(what + " alone ([0-9.]+) cc-off ([0-9.]+) cc-on ([0-9.]+) cc-off/alone "
+                          "([0-9.]+) cc-on/alone ([0-9.]+) cc-off/cc-on ([0-9.]+)")))
+        << summary;
+    return std::vector<double>{std::stod(m[4]), std::stod(m[5]), std::stod(m[6])};
+  };
+  std::vector<double> mean = ratios("mean"), median = ratios("median");
+  EXPECT_GT(mean[0], 2.0) << "CC off: the all-to-all should slow beside the trees";
+  EXPECT_LT(median[1], 1.6) << "CC on: the all-to-all should run close to alone";
+  EXPECT_GT(mean[2], 2.0) << "CC on should beat CC off";
+}
+
 // Placement mistakes are refused before mpirun starts, naming what is wrong.
 TEST_F(Mpi, APlacementTheFabricCannotHoldIsRefusedBeforeAnythingRuns) {
   UpFabric f(Src("configs/scenarios/mpi/fat-tree-8.yaml"), {"--pace", "1"});
