@@ -587,13 +587,13 @@ RunResult RunPartitioned(const scenario::Scenario& s, const PartitionOptions& o)
       stats::FlowStats fs;
       fs.InitBins(s.interval, s.bins());
       for (int b = 0; b < fr.rx_bins_size() && b < s.bins(); ++b) {
-        fs.rx_payload.mutable_values()[b] = fr.rx_bins(b);
-        fs.tx_payload.mutable_values()[b] = fr.tx_bins(b);
+        fs.rx_payload.Set(b, fr.rx_bins(b));
+        fs.tx_payload.Set(b, fr.tx_bins(b));
       }
       for (int b = 0; b < fr.rx_count_bins_size() && b < s.bins(); ++b) {
-        fs.rx_count.mutable_values()[b] = fr.rx_count_bins(b);
-        fs.latency_sum.mutable_values()[b] = fr.latency_sum_bins(b);
-        fs.latency_max.mutable_values()[b] = fr.latency_max_bins(b);
+        fs.rx_count.Set(b, fr.rx_count_bins(b));
+        fs.latency_sum.Set(b, fr.latency_sum_bins(b));
+        fs.latency_max.Set(b, fr.latency_max_bins(b));
       }
       fs.rx_fecn = fr.rx_fecn();
       fs.ranks_done = fr.ranks_done();

@@ -25,10 +25,9 @@ double Gbps(int64_t bytes, SimTime ps) {
 
 int64_t WindowSum(const BinnedCounter& c, SimTime interval, SimTime from, SimTime to) {
   int64_t s = 0;
-  const auto& v = c.values();
   for (size_t i = static_cast<size_t>(from / interval);
-       i < v.size() && static_cast<SimTime>(i) * interval < to; ++i)
-    s += v[i];
+       i < c.bins() && static_cast<SimTime>(i) * interval < to; ++i)
+    s += c.at(i);
   return s;
 }
 
@@ -145,14 +144,14 @@ std::vector<std::string> WriteOutputs(const scenario::Scenario& s, const fabric:
     for (int b = 0; b < bins; ++b) {
       SimTime len = std::min(s.interval, s.duration - b * s.interval);
       f << static_cast<double>(b * s.interval + len) / 1e9;
-      for (const auto& fl : ft.flows) f << "," << Gbps(fl.rx_payload.values()[b], len);
-      for (const auto& fl : ft.flows) f << "," << Gbps(fl.tx_payload.values()[b], len);
+      for (const auto& fl : ft.flows) f << "," << Gbps(fl.rx_payload.at(b), len);
+      for (const auto& fl : ft.flows) f << "," << Gbps(fl.tx_payload.at(b), len);
       // The mean level of the packets sent in the interval; NaN (a gap in a plot) if none was.
       for (size_t i : throttled) {
-        int64_t n = ft.flows[i].throttle_samples.values()[b];
+        int64_t n = ft.flows[i].throttle_samples.at(b);
         f << ",";
         if (n)
-          f << static_cast<double>(ft.flows[i].throttle_sum.values()[b]) / static_cast<double>(n);
+          f << static_cast<double>(ft.flows[i].throttle_sum.at(b)) / static_cast<double>(n);
         else
           f << "NaN";
       }
@@ -175,13 +174,13 @@ std::vector<std::string> WriteOutputs(const scenario::Scenario& s, const fabric:
       SimTime len = std::min(s.interval, s.duration - b * s.interval);
       f << static_cast<double>(b * s.interval + len) / 1e9;
       for (const auto& fl : ft.flows) {
-        int64_t n = b < static_cast<int>(fl.rx_count.values().size()) ? fl.rx_count.values()[b] : 0;
+        int64_t n = fl.rx_count.at(b);
         if (n == 0) {
           f << ",NaN,NaN";
           continue;
         }
-        f << "," << static_cast<double>(fl.latency_sum.values()[b]) / static_cast<double>(n) / 1e6
-          << "," << static_cast<double>(fl.latency_max.values()[b]) / 1e6;
+        f << "," << static_cast<double>(fl.latency_sum.at(b)) / static_cast<double>(n) / 1e6 << ","
+          << static_cast<double>(fl.latency_max.at(b)) / 1e6;
       }
       f << "\n";
     }

@@ -38,9 +38,7 @@ TEST(Ecocc, IsolationWithThrottlingBeatsIsolationAloneAndNoCcAndReachesVoqnet) {
 double Beff(int sc, const std::string& scheme) {
   Outcome o = RunScenario("configs/scenarios/ecocc-traces/sc" + std::to_string(sc) + "-beff-" +
                           scheme + ".yaml");
-  const stats::FlowStats& f = o.run.flows.flows[0];
-  EXPECT_EQ(f.ranks_done, 128u) << "sc" << sc << " " << scheme << " did not finish";
-  return static_cast<double>(f.finish) / link::kPsPerUs;
+  return static_cast<double>(TraceExecution(o, 128)) / link::kPsPerUs;
 }
 
 TEST(Ecocc, TracesIsolationKeepsOneTreeAwayAndThrottlingKeepsHpqsForFour) {

@@ -35,6 +35,14 @@ inline Outcome RunScenario(const std::string& rel,
   return o;
 }
 
+// The execution time of the application a scenario replays (flow 0, docs/traces.md), after
+// checking that all `ranks` of it finished.
+inline link::SimTime TraceExecution(const Outcome& o, uint64_t ranks) {
+  const stats::FlowStats& f = o.run.flows.flows[0];
+  EXPECT_EQ(f.ranks_done, ranks) << o.scenario.name << ": the replay did not finish";
+  return f.finish;
+}
+
 // Every port of every device: no packet arrived without credits, no FC packet disagreed with the
 // receiver's count. Failures name the port.
 inline std::string CreditViolations(const fabric::RunResult& r) {

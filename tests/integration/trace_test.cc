@@ -15,9 +15,7 @@ constexpr SimTime kUs = link::kPsPerUs;
 
 // The replay's execution time (ps): when its last rank finished (it starts at 0).
 SimTime Execution(const Outcome& o) {
-  const stats::FlowStats& f = o.run.flows.flows[0];
-  EXPECT_EQ(f.ranks_done, 2u) << "the replay did not finish";
-  return f.finish;
+  return TraceExecution(o, 2);
 }
 
 // Every rank's compute gaps set to `gap` (the same program otherwise).

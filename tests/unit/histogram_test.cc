@@ -250,5 +250,38 @@ TEST(BinnedCounter, MergeAddsBinByBin) {
   EXPECT_EQ(a.values(), (std::vector<int64_t>{11, 2, 30}));
 }
 
+// A fabric that stays up has an hour of bins; a verbs QP that connects late and lives briefly
+// holds memory only for the bins it touched, and reads back the same as a dense series.
+TEST(BinnedCounter, HoldsOnlyTheBinsFromTheFirstToTheLastTouched) {
+  BinnedCounter c;
+  c.Init(10, 3600);
+  c.Add(30'005, 7);
+  c.Add(30'015, 1);
+  c.Add(29'995, 2);  // before the first touched: grows at the front
+  EXPECT_EQ(c.at(2999), 2);
+  EXPECT_EQ(c.at(3000), 7);
+  EXPECT_EQ(c.at(3001), 1);
+  EXPECT_EQ(c.at(0), 0);
+  EXPECT_EQ(c.at(3599), 0);
+  EXPECT_EQ(c.at(5000), 0);
+  EXPECT_EQ(c.total(), 10);
+  std::vector<int64_t> dense(3600, 0);
+  dense[2999] = 2;
+  dense[3000] = 7;
+  dense[3001] = 1;
+  EXPECT_EQ(c.values(), dense);
+  BinnedMax m;
+  m.Init(10, 3600);
+  m.Set(100, 4);
+  BinnedMax n;
+  n.Init(10, 3600);
+  n.Add(1005, 9);
+  n.Add(3005, 3);
+  m.Merge(n);
+  EXPECT_EQ(m.at(100), 9);
+  EXPECT_EQ(m.at(300), 3);
+  EXPECT_EQ(m.at(200), 0);
+}
+
 }  // namespace
 }  // namespace ibemu::stats
