@@ -2,7 +2,6 @@
 
 #include <unistd.h>
 
-#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -44,26 +43,112 @@ constexpr const char* kOmpiEnv[][2] = {
     {"OMPI_MCA_hwloc_base_binding_policy", "none"},
 };
 
+// Open MPI 4's mpirun options that take values, so that a value is not read as the program
+// (which ends mpirun's own arguments). Options not listed are taken as flags: the rank count
+// check is a convenience, and mpirun itself still refuses what it cannot place.
+int ValuesOf(const std::string& opt) {
+  static const std::set<std::string> two = {"--mca",  "-mca",  "--gmca",  "-gmca",
+                                            "--pmca", "-pmca", "--pgmca", "-pgmca"};
+  static const std::set<std::string> one = {"-x",
+                                            "--hostfile",
+                                            "-hostfile",
+                                            "--machinefile",
+                                            "-machinefile",
+                                            "--default-hostfile",
+                                            "-H",
+                                            "--host",
+                                            "-host",
+                                            "--map-by",
+                                            "-map-by",
+                                            "--rank-by",
+                                            "-rank-by",
+                                            "--bind-to",
+                                            "-bind-to",
+                                            "--rankfile",
+                                            "-rf",
+                                            "--output-filename",
+                                            "-output-filename",
+                                            "--wdir",
+                                            "-wdir",
+                                            "--wd",
+                                            "-wd",
+                                            "--prefix",
+                                            "-prefix",
+                                            "--preload-files",
+                                            "--path",
+                                            "-path",
+                                            "--timeout",
+                                            "-timeout",
+                                            "--app",
+                                            "-app",
+                                            "--tune",
+                                            "-tune",
+                                            "--am",
+                                            "-am",
+                                            "--npernode",
+                                            "-npernode",
+                                            "-N",
+                                            "--npersocket",
+                                            "-npersocket",
+                                            "--ppr",
+                                            "--cpu-set",
+                                            "-cpu-set",
+                                            "--cpus-per-proc",
+                                            "-cpus-per-proc",
+                                            "--cpus-per-rank",
+                                            "-cpus-per-rank",
+                                            "--report-uri",
+                                            "--report-pid",
+                                            "--stdin",
+                                            "-stdin",
+                                            "--personality",
+                                            "--launch-agent",
+                                            "-launch-agent",
+                                            "--debugger",
+                                            "--max-vm-size",
+                                            "--tmpdir",
+                                            "-tmpdir",
+                                            "--xterm",
+                                            "-xterm",
+                                            "--ompi-server",
+                                            "-ompi-server"};
+  return two.count(opt) ? 2 : one.count(opt) ? 1 : 0;
+}
+
 }  // namespace
 
 int RankCount(const std::vector<std::string>& args) {
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    std::string value;
-    if ((a == "-np" || a == "-n" || a == "--np" || a == "-c" || a == "--n") && i + 1 < args.size())
-      value = args[i + 1];
-    else if (a.starts_with("--np=") || a.starts_with("-np="))
-      value = a.substr(a.find('=') + 1);
-    else if (!a.empty() && a[0] != '-')
-      break;  // the program: what follows is its own
-    if (value.empty()) continue;
-    char* end = nullptr;
-    long n = std::strtol(value.c_str(), &end, 10);
-    if (!end || *end || n <= 0)
-      throw std::invalid_argument("'" + a + " " + value + "': not a rank count");
-    return static_cast<int>(n);
+  // Each app context (contexts are separated by ":", MPMD) names its own rank count; the job's is
+  // their sum, and unknown when a context gives none.
+  int total = 0;
+  for (size_t i = 0; i < args.size();) {
+    int n = 0;
+    for (; i < args.size() && args[i] != ":"; ++i) {
+      const std::string& a = args[i];
+      std::string value;
+      if ((a == "-np" || a == "-n" || a == "--np" || a == "-c" || a == "--n") &&
+          i + 1 < args.size())
+        value = args[++i];
+      else if (a.starts_with("--np=") || a.starts_with("-np="))
+        value = a.substr(a.find('=') + 1);
+      else if (a.empty() || a[0] != '-')
+        break;  // the program: what follows, up to the next ":", is its own
+      else {
+        i += static_cast<size_t>(ValuesOf(a));
+        continue;
+      }
+      char* end = nullptr;
+      long v = std::strtol(value.c_str(), &end, 10);
+      if (!end || *end || v <= 0)
+        throw std::invalid_argument("'" + a + " " + value + "': not a rank count");
+      n = static_cast<int>(v);
+    }
+    if (n == 0) return 0;
+    total += n;
+    while (i < args.size() && args[i] != ":") ++i;
+    if (i < args.size()) ++i;  // past the ":"
   }
-  return 0;
+  return total;
 }
 
 std::vector<std::string> PlaceRanks(const MpirunOptions& o, const std::vector<std::string>& cas,

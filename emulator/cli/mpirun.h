@@ -19,7 +19,9 @@ struct MpirunOptions {
 std::vector<std::string> PlaceRanks(const MpirunOptions& o, const std::vector<std::string>& cas,
                                     int np);
 
-// The rank count of -np/-n/--np/-c N (or --np=N), or 0 when the arguments give none.
+// The rank count of -np/-n/--np/-c N (or --np=N) among mpirun's own options (before the
+// program; the values of Open MPI 4's options such as --mca a b and -x VAR are skipped), summed
+// over the app contexts of an MPMD line (a : b), or 0 when they do not all give one.
 int RankCount(const std::vector<std::string>& mpirun_args);
 
 // Sets the environment (libraries, fabric, placement, Open MPI's components) and execs mpirun

@@ -393,6 +393,11 @@ std::vector<std::string> ListCas(const std::string& name) {
   control::ServiceReply reply;
   std::string err;
   if (!Request(name, req, 5.0, &reply, &err)) throw std::runtime_error(err);
+  if (!reply.ok()) throw std::runtime_error("fabric '" + name + "': " + reply.error());
+  // A fabric started by an ibemu from before list_cas ignores the field and lists nothing.
+  if (reply.cas_size() == 0 && reply.nodes() > 0)
+    throw std::runtime_error("fabric '" + name +
+                             "' does not list its CAs (started by an older ibemu; restart it)");
   return {reply.cas().begin(), reply.cas().end()};
 }
 

@@ -586,14 +586,18 @@ RunResult RunPartitioned(const scenario::Scenario& s, const PartitionOptions& o)
     for (const auto& fr : res.flows()) {
       stats::FlowStats fs;
       fs.InitBins(s.interval, s.bins());
+      // Zero bins are left unset: the series are sparse (stats/binned.h).
+      auto set = [](stats::BinnedCounter& c, int b, int64_t x) {
+        if (x) c.Set(b, x);
+      };
       for (int b = 0; b < fr.rx_bins_size() && b < s.bins(); ++b) {
-        fs.rx_payload.Set(b, fr.rx_bins(b));
-        fs.tx_payload.Set(b, fr.tx_bins(b));
+        set(fs.rx_payload, b, fr.rx_bins(b));
+        set(fs.tx_payload, b, fr.tx_bins(b));
       }
       for (int b = 0; b < fr.rx_count_bins_size() && b < s.bins(); ++b) {
-        fs.rx_count.Set(b, fr.rx_count_bins(b));
-        fs.latency_sum.Set(b, fr.latency_sum_bins(b));
-        fs.latency_max.Set(b, fr.latency_max_bins(b));
+        set(fs.rx_count, b, fr.rx_count_bins(b));
+        set(fs.latency_sum, b, fr.latency_sum_bins(b));
+        if (int64_t x = fr.latency_max_bins(b)) fs.latency_max.Set(b, x);
       }
       fs.rx_fecn = fr.rx_fecn();
       fs.ranks_done = fr.ranks_done();

@@ -44,8 +44,9 @@ UmadService::UmadService(zmq::context_t& ctx, const std::string& endpoint, Fabri
   sock_.set(zmq::sockopt::router_mandatory, 1);
   // Never drop a completion or a reply: with the default high-water mark of 1000 messages, a
   // ROUTER that may not block says EAGAIN for a program that reads slowly (eight MPI ranks
-  // spinning on two cores), and the message was lost, and the job hung. What is queued here is
-  // bounded by the programs' own queue depths, as on an HCA.
+  // spinning on two cores), and the message was lost, and the job hung. Completions queued here
+  // are bounded by the programs' own queue depths, as on an HCA; MADs for a program that is
+  // alive but stopped are not.
   sock_.set(zmq::sockopt::sndhwm, 0);
   sock_.set(zmq::sockopt::rcvhwm, 0);
   // A ToFabric is a few hundred bytes; a peer sending more is cut off before it is buffered.

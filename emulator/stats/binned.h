@@ -39,6 +39,8 @@ class Binned {
     if (i < bins_) Slot(i) = x;
   }
   size_t bins() const { return bins_; }
+  // How many bins hold memory: from the first touched to the last.
+  size_t held() const { return v_.size(); }
   // Every bin, dense (tests and the partition protocol).
   std::vector<int64_t> values() const {
     std::vector<int64_t> d(bins_, 0);

@@ -32,9 +32,20 @@ CompChannel* ToChannel(ibv_comp_channel* ch) {
   return reinterpret_cast<CompChannel*>(ch);
 }
 
-}  // namespace
+// One event for `cq` on its channel, readable on the channel's fd.
+void RaiseEvent(ibv_cq* cq) {
+  CompChannel* ch = ToChannel(cq->channel);
+  {
+    std::lock_guard lock(ch->mu);
+    ch->events.push_back(cq);
+  }
+  uint64_t one = 1;
+  if (write(ch->ch.fd, &one, sizeof one) != sizeof one) {
+    // An eventfd write fails only on overflow of its 64-bit counter.
+  }
+}
 
-static void RaiseEvent(ibv_cq* cq);
+}  // namespace
 
 void Cq::Add(const ibv_wc& wc, bool solicited, uint64_t timestamp_ns) {
   bool raise = false;
@@ -52,18 +63,6 @@ void Cq::Add(const ibv_wc& wc, bool solicited, uint64_t timestamp_ns) {
     }
   }
   if (raise) RaiseEvent(&cq);
-}
-
-static void RaiseEvent(ibv_cq* cq) {
-  CompChannel* ch = ToChannel(cq->channel);
-  {
-    std::lock_guard lock(ch->mu);
-    ch->events.push_back(cq);
-  }
-  uint64_t one = 1;
-  if (write(ch->ch.fd, &one, sizeof one) != sizeof one) {
-    // An eventfd write fails only on overflow of its 64-bit counter.
-  }
 }
 
 // A program that spins on an empty CQ competes for the CPU with what would fill it: here the
@@ -236,7 +235,10 @@ int ReqNotifyCq(ibv_cq* ibcq, int solicited_only) {
     std::lock_guard lock(cq->mu);
     cq->armed = true;
     cq->solicited_only = solicited_only != 0;
-    bool pending = false;  // whether what it holds would have raised the event had it come now
+    // Whether what it holds raises the event now: anything, when armed for every completion; an
+    // error, when armed for solicited ones (the held completions do not keep their solicited
+    // flag, so a held solicited success waits for the next completion).
+    bool pending = false;
     for (const ibv_wc& wc : cq->cqes)
       if (!cq->solicited_only || wc.status != IBV_WC_SUCCESS) pending = true;
     if (pending && cq->cq.channel) {

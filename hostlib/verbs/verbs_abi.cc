@@ -193,7 +193,8 @@ IBEMU_EXPORT int ibv_get_pkey_index(ibv_context*, uint8_t port_num, __be16 pkey)
 
 // On a host with RDMA hardware, /sys/class/infiniband exists before any verbs call, and Open
 // MPI's openib BTL checks for it (opal_common_verbs_check_basics) before it asks for the device
-// list: so the first call describes the HCA, which writes the tree, when this process has not yet.
+// list: so the first call in a process describes the HCA, which writes the tree (one query of
+// the fabric, even if the process has described it before).
 IBEMU_EXPORT const char* ibv_get_sysfs_path() {
   static std::once_flag described;
   if (!ibemu::verbs::SysfsTree::Get().root().empty())

@@ -70,7 +70,10 @@ TEST_F(Mpi, TestProgramsRunUnmodifiedOnTwoFourAndEightHostsAcrossTheFabric) {
     for (const auto& h : hosts) list += (list.empty() ? "" : ",") + h;
     SCOPED_TRACE(std::to_string(np) + " ranks on " + list);
     std::map<std::string, long long> before;
-    for (const auto& h : all) before[h] = XmitBytes(f, h);
+    for (const auto& h : all) {
+      before[h] = XmitBytes(f, h);
+      ASSERT_GE(before[h], 0) << "perfquery on " << h;
+    }
     for (const std::string& prog : kPrograms) {
       SCOPED_TRACE(prog);
       CliResult r = Mpirun(f, list, np, prog);
@@ -79,7 +82,9 @@ TEST_F(Mpi, TestProgramsRunUnmodifiedOnTwoFourAndEightHostsAcrossTheFabric) {
           << r.out;
     }
     for (const auto& h : all) {
-      long long sent = XmitBytes(f, h) - before[h];
+      long long after = XmitBytes(f, h);
+      ASSERT_GE(after, 0) << "perfquery on " << h;
+      long long sent = after - before[h];
       bool placed = std::find(hosts.begin(), hosts.end(), h) != hosts.end();
       if (placed)
         EXPECT_GE(sent, pingpong_bytes) << h << " holds a rank";
@@ -100,6 +105,7 @@ TEST_F(Mpi, HpccRunsToCompletionOnFourHostsAndReportsItsLatencyBandwidthSection)
   std::string work = f.dir() + "/hpcc";
   Shell("mkdir -p " + work + " && cp " + Src("tests/data/hpcc/hpccinf.txt") + " " + work);
   long long h5_before = XmitBytes(f, "H5");
+  ASSERT_GE(h5_before, 0);
   CliResult r =
       Shell("cd " + work + " && IBEMU_RUN_DIR=" + f.dir() + " timeout 300 " + IBEMU_BINARY +
             " mpirun --name " + f.name() + " --hosts H1,H3,H5,H7 -- -np 4 hpcc");
@@ -125,7 +131,9 @@ TEST_F(Mpi, HpccRunsToCompletionOnFourHostsAndReportsItsLatencyBandwidthSection)
 // Must-show 4: a rank's host link taken down mid-job ends the job with Open MPI's error, not a
 // hang, once the QPs' retries are spent. The QPs are given a local ACK timeout of
 // 4.096 us x 2^14 = 67.1 ms and 3 retries: the sender gives up after 4 x 67.1 = 268 ms of
-// virtual time without an ACK, and no sooner.
+// virtual time without an ACK. The job's end is read after mpirun has torn it down, so the
+// bounds are loose: at least the retries (an error that came at once, say from a flush, fails
+// it) and at most 10 s.
 TEST_F(Mpi, AHostLinkTakenDownMidJobEndsItWithOpenMpisRetryErrorWithinTheRetryTimeouts) {
   UpFabric f(Src("configs/scenarios/mpi/fat-tree-8.yaml"), {"--pace", "1"});
   ASSERT_TRUE(f.ready());
@@ -142,9 +150,11 @@ TEST_F(Mpi, AHostLinkTakenDownMidJobEndsItWithOpenMpisRetryErrorWithinTheRetryTi
   }
   // The job is running when H5 (rank 2) has sent its first 64 KiB.
   long long start = XmitBytes(f, "H5");
+  ASSERT_GE(start, 0);
   auto until = Clock::now() + std::chrono::seconds(60);
   while (XmitBytes(f, "H5") < start + (64 << 10) && Clock::now() < until)
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  ASSERT_GE(XmitBytes(f, "H5"), start + (64 << 10)) << "the job did not start:\n" << ReadFile(log);
   CliResult down = f.Link("H5:1", "down");
   ASSERT_EQ(down.status, 0) << down.out;
   std::smatch m;
@@ -175,8 +185,8 @@ TEST_F(Mpi, AHostLinkTakenDownMidJobEndsItWithOpenMpisRetryErrorWithinTheRetryTi
 // a 16-host fat tree, alone and beside two congestion trees (ten synthetic sources into H15 and
 // H16). With IB CC off the job slows by head-of-line blocking: its mean iteration at least twice
 // as long as alone (the committed run: 3.5x). With IB CC on it recovers: its median within 1.6x
-// of alone (1.1x), and CC off's mean at least twice CC on's (3.2x). 12 iterations each, at pace
-// 0.001, where the fabric keeps up (the script fails if it falls behind).
+// of alone (1.16x), and CC off's mean at least twice CC on's (2.96x). 12 iterations each, at
+// pace 0.001, where the fabric keeps up (the script fails if it falls behind).
 TEST_F(Mpi, AnAllToAllBesideAHotSpotSlowsWithCcOffAndRecoversWithIbCcOn) {
   TempDir out{"mpicc"};
   CliResult r =
@@ -184,17 +194,19 @@ TEST_F(Mpi, AnAllToAllBesideAHotSpotSlowsWithCcOffAndRecoversWithIbCcOn) {
             std::string(IBEMU_BINARY).substr(0, std::string(IBEMU_BINARY).rfind("/emulator/")) +
             " timeout 600 " + Src("scripts/mpi-congestion.sh") + " " + out.path() + " 12");
   ASSERT_EQ(r.status, 0) << r.out;
+  std::string summary = ReadFile(out.path() + "/summary.txt");
   auto ratios = [&](const std::string& what) {
     std::smatch m;
-    std::string summary = ReadFile(out.path() + "/summary.txt");
-    EXPECT_TRUE(std::regex_search(
-        summary, m,
-        std::regex(what + " alone ([0-9.]+) cc-off ([0-9.]+) cc-on ([0-9.]+) cc-off/alone "
-                          "([0-9.]+) cc-on/alone ([0-9.]+) cc-off/cc-on ([0-9.]+)")))
-        << summary;
+    if (!std::regex_search(
+            summary, m,
+            std::regex(what + " alone ([0-9.]+) cc-off ([0-9.]+) cc-on ([0-9.]+) cc-off/alone "
+                              "([0-9.]+) cc-on/alone ([0-9.]+) cc-off/cc-on ([0-9.]+)")))
+      return std::vector<double>{};
     return std::vector<double>{std::stod(m[4]), std::stod(m[5]), std::stod(m[6])};
   };
   std::vector<double> mean = ratios("mean"), median = ratios("median");
+  ASSERT_EQ(mean.size(), 3u) << summary;
+  ASSERT_EQ(median.size(), 3u) << summary;
   EXPECT_GT(mean[0], 2.0) << "CC off: the all-to-all should slow beside the trees";
   EXPECT_LT(median[1], 1.6) << "CC on: the all-to-all should run close to alone";
   EXPECT_GT(mean[2], 2.0) << "CC on should beat CC off";
@@ -208,6 +220,11 @@ TEST_F(Mpi, APlacementTheFabricCannotHoldIsRefusedBeforeAnythingRuns) {
   EXPECT_EQ(r.status, 2) << r.out;
   EXPECT_NE(r.out.find("--hosts: 'H99' is not a CA of fabric"), std::string::npos) << r.out;
   r = Mpirun(f, "H1,H2", 3, "ring");
+  EXPECT_EQ(r.status, 2) << r.out;
+  EXPECT_NE(r.out.find("3 ranks, but --hosts places only 2"), std::string::npos) << r.out;
+  // The rank count is found after mpirun options that take values, not read as the program.
+  r = Shell("IBEMU_RUN_DIR=" + f.dir() + " " + IBEMU_BINARY + " mpirun --name " + f.name() +
+            " --hosts H1,H2 -- --mca btl_base_verbose 0 -x FOO --bind-to none -np 3 true");
   EXPECT_EQ(r.status, 2) << r.out;
   EXPECT_NE(r.out.find("3 ranks, but --hosts places only 2"), std::string::npos) << r.out;
   std::string map = f.dir() + "/hosts.map";

@@ -15,7 +15,6 @@ int main(int argc, char** argv) {
   long token = 0;
   for (int lap = 0; lap < laps; ++lap) {
     if (rank == 0) {
-      token += 0;
       MPI_Send(&token, 1, MPI_LONG, next, lap, MPI_COMM_WORLD);
       MPI_Recv(&token, 1, MPI_LONG, prev, lap, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     } else {

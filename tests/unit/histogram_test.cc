@@ -270,6 +270,14 @@ TEST(BinnedCounter, HoldsOnlyTheBinsFromTheFirstToTheLastTouched) {
   dense[3000] = 7;
   dense[3001] = 1;
   EXPECT_EQ(c.values(), dense);
+  EXPECT_EQ(c.held(), 3u);  // bins 2999..3001, not 3600
+  c.Set(3600, 5);           // past the last bin: ignored
+  EXPECT_EQ(c.held(), 3u);
+  BinnedCounter empty, never;
+  c.Merge(empty);
+  EXPECT_EQ(c.values(), dense);
+  never.Merge(c);  // into one never initialised: takes the other's bins
+  EXPECT_EQ(never.values(), dense);
   BinnedMax m;
   m.Init(10, 3600);
   m.Set(100, 4);
