@@ -138,16 +138,12 @@ TEST_F(Mpi, AHostLinkTakenDownMidJobEndsItWithOpenMpisRetryErrorWithinTheRetryTi
   UpFabric f(Src("configs/scenarios/mpi/fat-tree-8.yaml"), {"--pace", "1"});
   ASSERT_TRUE(f.ready());
   std::string log = f.dir() + "/ring.log";
-  pid_t job = fork();
-  if (job == 0) {
-    setenv("IBEMU_RUN_DIR", f.dir().c_str(), 1);
-    std::string c = std::string("exec ") + IBEMU_BINARY + " mpirun --name " + f.name() +
-                    " --hosts H1,H3,H5,H7 -- -np 4 --mca btl_openib_ib_timeout 14 "
-                    "--mca btl_openib_ib_retry_count 3 " +
-                    IBEMU_MPI_DIR + "/ring 100000000 >" + log + " 2>&1";
-    execl("/bin/sh", "sh", "-c", c.c_str(), nullptr);
-    _exit(127);
-  }
+  // The fabric's run directory is in the environment (UpFabric sets it), so the job finds it.
+  pid_t job =
+      SpawnIbemu({"mpirun", "--name", f.name(), "--hosts", "H1,H3,H5,H7", "--", "-np", "4", "--mca",
+                  "btl_openib_ib_timeout", "14", "--mca", "btl_openib_ib_retry_count", "3",
+                  std::string(IBEMU_MPI_DIR) + "/ring", "100000000"},
+                 log);
   // The job is running when H5 (rank 2) has sent its first 64 KiB.
   long long start = XmitBytes(f, "H5");
   ASSERT_GE(start, 0);
