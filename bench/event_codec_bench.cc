@@ -37,7 +37,7 @@ void BM_EncodeBatch(benchmark::State& st) {
   for (auto _ : st) {
     w.Reset(1);
     for (size_t i = 0; i < n; ++i) w.Add(e);
-    bytes = w.Finish(1000).size();
+    bytes = w.Finish(1000, 0, 0).size();
     benchmark::DoNotOptimize(bytes);
   }
   st.SetItemsProcessed(static_cast<int64_t>(st.iterations() * n));
@@ -52,7 +52,7 @@ void BM_DecodeBatch(benchmark::State& st) {
   size_t n = static_cast<size_t>(st.range(0));
   w.Reset(1);
   for (size_t i = 0; i < n; ++i) w.Add(e);
-  std::string buf = w.Finish(1000);
+  std::string buf = w.Finish(1000, 0, 0);
   engine::PacketPool pool;
   std::vector<engine::Event> out;
   for (auto _ : st) {

@@ -35,15 +35,18 @@ class Reader {
   const uint8_t* end_;
 };
 
-constexpr size_t kHeadBytes = 4 + 8 + 4;
+constexpr size_t kHeadBytes = 4 + 8 + 8 + 4 + 4;
 
 }  // namespace
 
 void BatchWriter::Reset(uint32_t from) {
   buf_.clear();
   count_ = 0;
+  min_time_ = INT64_MAX;
   Put(&buf_, from);
   Put<int64_t>(&buf_, 0);
+  Put<int64_t>(&buf_, 0);
+  Put<uint32_t>(&buf_, 0);
   Put<uint32_t>(&buf_, 0);
 }
 
@@ -70,11 +73,14 @@ void BatchWriter::Add(const Event& e) {
     if (p.mad) buf_.append(reinterpret_cast<const char*>(p.mad->data()), p.mad->size());
   }
   ++count_;
+  if (e.time < min_time_) min_time_ = e.time;
 }
 
-const std::string& BatchWriter::Finish(SimTime promise) {
+const std::string& BatchWriter::Finish(SimTime promise, SimTime need, uint32_t ack) {
   std::memcpy(buf_.data() + 4, &promise, sizeof promise);
-  std::memcpy(buf_.data() + 12, &count_, sizeof count_);
+  std::memcpy(buf_.data() + 12, &need, sizeof need);
+  std::memcpy(buf_.data() + 20, &ack, sizeof ack);
+  std::memcpy(buf_.data() + 24, &count_, sizeof count_);
   return buf_;
 }
 
@@ -84,6 +90,8 @@ bool DecodeBatch(const void* data, size_t len, PacketPool* pool, Batch* head,
   Reader r(data, len);
   r.Get(&head->from);
   r.Get(&head->promise);
+  r.Get(&head->need);
+  r.Get(&head->ack);
   r.Get(&head->count);
   for (uint32_t i = 0; i < head->count; ++i) {
     Event e;

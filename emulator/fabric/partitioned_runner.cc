@@ -16,6 +16,7 @@
 #include "control.pb.h"
 #include "emulator/engine/event_codec.h"
 #include "emulator/engine/partition.h"
+#include "emulator/fabric/sync.h"
 
 namespace ibemu::fabric {
 namespace {
@@ -272,23 +273,15 @@ int RunWorker(const std::string& launcher, uint32_t self, const std::string& ipc
     eng.SetRemote(&remote);
 
     auto la = Lookahead(s, part, n);
-    std::vector<uint32_t> nbrs;
-    for (uint32_t q = 0; q < n; ++q)
-      if (q != self && la[self][q] != INT64_MAX) nbrs.push_back(q);
+    Sync sync(la, self, s.duration);
+    const bool trace = std::getenv("IBEMU_TRACE_SYNC") != nullptr;
     std::map<uint32_t, zmq::socket_t> push;
-    for (uint32_t q : nbrs) {
+    for (const Sync::Neighbour& nb : sync.neighbours()) {
       zmq::socket_t p(ctx, zmq::socket_type::push);
       p.set(zmq::sockopt::sndhwm, 0);
       p.set(zmq::sockopt::linger, 5000);
-      p.connect(rc.data_endpoints(q));
-      push.emplace(q, std::move(p));
-    }
-    // Before any batch has arrived, a neighbour can send nothing earlier than its lookahead.
-    std::vector<SimTime> horizon(n, INT64_MAX), promised(n, -1);
-    SimTime step = INT64_MAX;  // the smallest lookahead towards any neighbour
-    for (uint32_t q : nbrs) {
-      horizon[q] = la[q][self];
-      step = std::min(step, la[self][q]);
+      p.connect(rc.data_endpoints(nb.q));
+      push.emplace(nb.q, std::move(p));
     }
 
     control::ToLauncher res;
@@ -303,44 +296,46 @@ int RunWorker(const std::string& launcher, uint32_t self, const std::string& ipc
       hb.mutable_heartbeat()->set_events(eng.events());
       SendProto(ctl, hb);
     };
-    auto min_horizon = [&] {
-      SimTime b = s.duration;
-      for (uint32_t q : nbrs) b = std::min(b, horizon[q]);
-      return b;
+    // Sends each neighbour what it needs: the events for it, and the promise (with the
+    // acknowledgement) when it would let the neighbour go further.
+    auto send = [&] {
+      sync.Promises(
+          eng.NextEventTime(),
+          [&](Sync::Neighbour& nb, SimTime promise, SimTime need, uint32_t ack) {
+            engine::BatchWriter& w = remote.writer(nb.q);
+            const std::string& b = w.Finish(promise, need, ack);
+            push.at(nb.q).send(zmq::buffer(b), zmq::send_flags::none);
+            sync.Sent(nb, w.count(), w.min_time());
+            result->set_frames_sent(result->frames_sent() + w.count());
+            result->set_frame_bytes_sent(result->frame_bytes_sent() + b.size());
+            result->set_batches_sent(result->batches_sent() + 1);
+            w.Reset(self);
+          },
+          [&](uint32_t q) {
+            const engine::BatchWriter& w = remote.writer(q);
+            return Sync::Waiting{w.count(), w.min_time()};
+          });
     };
 
     double setup_s = std::chrono::duration<double>(Clock::now() - t_setup).count();
     eng.StartAll();
     zmq::pollitem_t items[] = {{pull.handle(), 0, ZMQ_POLLIN, 0}, {ctl.handle(), 0, ZMQ_POLLIN, 0}};
     for (;;) {
-      // Never run more than one lookahead past our own next event before promising again: two
-      // processes that each ran as far as allowed would settle into taking turns (each running
-      // two lookaheads while the other waits); this keeps them in step, working at once.
-      SimTime next = eng.NextEventTime();
-      SimTime bound = min_horizon();
-      if (next < INT64_MAX - step) bound = std::min(bound, std::max(next, eng.now()) + step);
+      SimTime bound = sync.Bound(eng.NextEventTime(), eng.now());
       auto t_run = Clock::now();
-      eng.RunUntil(bound);
+      if (bound > eng.now()) eng.RunUntil(bound);
       auto t_ran = Clock::now();
       run_s += std::chrono::duration<double>(t_ran - t_run).count();
-      SimTime base = std::min(eng.NextEventTime(), bound);
-      for (uint32_t q : nbrs) {
-        SimTime promise = base >= INT64_MAX - la[self][q] ? INT64_MAX : base + la[self][q];
-        engine::BatchWriter& w = remote.writer(q);
-        if (w.count() == 0 && promise <= promised[q]) continue;
-        const std::string& b = w.Finish(promise);
-        push.at(q).send(zmq::buffer(b), zmq::send_flags::none);
-        result->set_frames_sent(result->frames_sent() + w.count());
-        result->set_frame_bytes_sent(result->frame_bytes_sent() + b.size());
-        result->set_batches_sent(result->batches_sent() + 1);
-        promised[q] = promise;
-        w.Reset(self);
-      }
-      heartbeat(bound);
-      if (bound >= s.duration) break;
+      send();
+      heartbeat(eng.now());
+      if (eng.now() >= s.duration) break;
       auto t_wait = Clock::now();
-      while (min_horizon() <= bound) {
-        zmq::poll(items, 2, std::chrono::milliseconds(1000));
+      while (sync.Bound(eng.NextEventTime(), eng.now()) <= eng.now()) {
+        // A second with nothing from anyone: say what this process waits for.
+        if (zmq::poll(items, 2, std::chrono::milliseconds(1000)) == 0 && trace)
+          std::fprintf(stderr, "p%u waits at %lld ps, next event %lld ps:\n%s", self,
+                       static_cast<long long>(eng.now()),
+                       static_cast<long long>(eng.NextEventTime()), sync.Describe().c_str());
         if (items[1].revents & ZMQ_POLLIN) {
           zmq::message_t m;
           if (ctl.recv(m, zmq::recv_flags::dontwait)) {
@@ -358,17 +353,28 @@ int RunWorker(const std::string& launcher, uint32_t self, const std::string& ipc
             engine::Batch head;
             inbox.clear();
             if (!engine::DecodeBatch(m.data(), m.size(), &eng.pool(), &head, &inbox) ||
-                head.from >= n)
+                !sync.IsNeighbour(head.from))
               return fail("malformed event batch received");
-            for (const engine::Event& e : inbox) eng.Inject(e);
-            horizon[head.from] = std::max(horizon[head.from], head.promise);
+            SimTime min_time = INT64_MAX;
+            for (const engine::Event& e : inbox) {
+              if (e.time < eng.now())
+                return fail("an event for " + std::to_string(e.time) + " ps from process " +
+                            std::to_string(head.from) + " arrived after the clock passed it (" +
+                            std::to_string(eng.now()) + " ps): a synchronisation error");
+              min_time = std::min(min_time, e.time);
+              eng.Inject(e);
+            }
+            sync.Received(head.from, head.promise, head.need, head.ack, head.count, min_time);
           }
+          // Acknowledgements and promises that the news allows go out at once: a neighbour may
+          // be waiting for them while this process still waits for another.
+          send();
         }
         if (watch_parent && getppid() != parent) return fail("the launcher is gone");
-        heartbeat(bound);
+        heartbeat(eng.now());
       }
       wait_s += std::chrono::duration<double>(Clock::now() - t_wait).count();
-      if (std::getenv("IBEMU_TRACE_SYNC") && (++trace_rows % 200) == 0)
+      if (trace && (++trace_rows % 200) == 0)
         std::fprintf(stderr, "p%u bound %lld run %.0f us wait %.0f us at %.6f\n", self,
                      static_cast<long long>(bound),
                      std::chrono::duration<double>(t_ran - t_run).count() * 1e6,
