@@ -73,11 +73,18 @@ std::vector<PortSummary> SummarizePorts(const Fabric& f, const scenario::Scenari
           ps.mean_occupancy_blocks = pt.stats.rx_occupancy[vl].MeanOverall(s.duration);
         if (!pt.stats.credit_stalled.empty())
           ps.credit_stalled_fraction = pt.stats.credit_stalled[vl].MeanOverall(s.duration);
-        if (!pt.stats.rx_occupancy.empty())
-          for (size_t b = 0; b < pt.stats.rx_occupancy[vl].bins(); ++b) {
-            ps.occupancy_series.push_back(static_cast<float>(pt.stats.rx_occupancy[vl].Mean(b)));
-            ps.stalled_series.push_back(static_cast<float>(pt.stats.credit_stalled[vl].Mean(b)));
-          }
+        // The series up to the end of the run: a fabric that was up for less than its hour
+        // of bins reports the bins it lived through.
+        size_t bins = pt.stats.rx_occupancy.empty()
+                          ? 0
+                          : std::min<size_t>(pt.stats.rx_occupancy[vl].bins(),
+                                             static_cast<size_t>(std::max(s.bins(), 0)));
+        ps.occupancy_series.reserve(bins);
+        ps.stalled_series.reserve(bins);
+        for (size_t b = 0; b < bins; ++b) {
+          ps.occupancy_series.push_back(static_cast<float>(pt.stats.rx_occupancy[vl].Mean(b)));
+          ps.stalled_series.push_back(static_cast<float>(pt.stats.credit_stalled[vl].Mean(b)));
+        }
         for (int c = 0; c < pt.classes; ++c)
           ps.high_water_blocks = std::max(ps.high_water_blocks, pt.rx[pt.Slot(vl, c)].high_water);
         ps.tx_fecn = pt.stats.tx_fecn[vl];
@@ -90,7 +97,7 @@ std::vector<PortSummary> SummarizePorts(const Fabric& f, const scenario::Scenari
           ps.credit_violations = pt.stats.credit_violations;
           ps.dropped = pt.stats.dropped_no_route;
         }
-        out.push_back(ps);
+        out.push_back(std::move(ps));
       }
     }
   }

@@ -11,56 +11,18 @@ namespace ibemu::stats {
 
 using link::SimTime;
 
-// Values combined per interval: summed (BinnedCounter: bytes, packets) or the largest kept
-// (BinnedMax: the worst latency). Merging two combines them bin by bin the same way.
-// Stored sparsely: only the bins from the first to the last one touched hold memory. A fabric
-// that stays up has an hour of bins, and every verbs QP that connects gets a flow of seven of
-// these; held densely, each 8-rank MPI job left about 19 MB behind (docs/mpi.md).
-template <class Combine>
-class Binned {
+// Bins stored sparsely: only those from the first to the last one touched hold memory. A fabric
+// that stays up has an hour of bins: every verbs QP that connects gets a flow of seven series,
+// and every port and VL two. Held densely, each 8-rank MPI job left about 19 MB behind
+// (docs/mpi.md), and bringing up the 648-node fat tree zeroed 150 MB of port series.
+class SparseBins {
  public:
-  void Init(SimTime bin, int bins) {
-    bin_ = bin;
-    bins_ = bins > 0 ? static_cast<size_t>(bins) : 0;
+  void Clear() {
     first_ = 0;
     v_.clear();
   }
-  void Add(SimTime t, int64_t x) {
-    if (bin_ <= 0) return;
-    size_t i = static_cast<size_t>(t / bin_);
-    if (i < bins_) {
-      int64_t& slot = Slot(i);
-      slot = Combine{}(slot, x);
-    }
-  }
   // Bin i's value (0 for a bin never touched).
   int64_t at(size_t i) const { return i >= first_ && i - first_ < v_.size() ? v_[i - first_] : 0; }
-  void Set(size_t i, int64_t x) {
-    if (i < bins_) Slot(i) = x;
-  }
-  size_t bins() const { return bins_; }
-  // How many bins hold memory: from the first touched to the last.
-  size_t held() const { return v_.size(); }
-  // Every bin, dense (tests and the partition protocol).
-  std::vector<int64_t> values() const {
-    std::vector<int64_t> d(bins_, 0);
-    for (size_t k = 0; k < v_.size() && first_ + k < bins_; ++k) d[first_ + k] = v_[k];
-    return d;
-  }
-  int64_t total() const {
-    int64_t s = 0;
-    for (int64_t x : v_) s += x;
-    return s;
-  }
-  void Merge(const Binned& o) {
-    bins_ = std::max(bins_, o.bins_);
-    for (size_t k = 0; k < o.v_.size(); ++k) {
-      int64_t& slot = Slot(o.first_ + k);
-      slot = Combine{}(slot, o.v_[k]);
-    }
-  }
-
- private:
   int64_t& Slot(size_t i) {
     if (v_.empty()) {
       first_ = i;
@@ -73,11 +35,65 @@ class Binned {
     }
     return v_[i - first_];
   }
+  size_t first() const { return first_; }
+  const std::vector<int64_t>& held() const { return v_; }
 
-  SimTime bin_ = 0;
-  size_t bins_ = 0;
+ private:
   size_t first_ = 0;  // the bin v_[0] holds
   std::vector<int64_t> v_;
+};
+
+// Values combined per interval: summed (BinnedCounter: bytes, packets) or the largest kept
+// (BinnedMax: the worst latency). Merging two combines them bin by bin the same way.
+template <class Combine>
+class Binned {
+ public:
+  void Init(SimTime bin, int bins) {
+    bin_ = bin;
+    bins_ = bins > 0 ? static_cast<size_t>(bins) : 0;
+    v_.Clear();
+  }
+  void Add(SimTime t, int64_t x) {
+    if (bin_ <= 0) return;
+    size_t i = static_cast<size_t>(t / bin_);
+    if (i < bins_) {
+      int64_t& slot = v_.Slot(i);
+      slot = Combine{}(slot, x);
+    }
+  }
+  // Bin i's value (0 for a bin never touched).
+  int64_t at(size_t i) const { return v_.at(i); }
+  void Set(size_t i, int64_t x) {
+    if (i < bins_) v_.Slot(i) = x;
+  }
+  size_t bins() const { return bins_; }
+  // How many bins hold memory: from the first touched to the last.
+  size_t held() const { return v_.held().size(); }
+  // Every bin, dense (tests and the partition protocol).
+  std::vector<int64_t> values() const {
+    std::vector<int64_t> d(bins_, 0);
+    const std::vector<int64_t>& h = v_.held();
+    for (size_t k = 0; k < h.size() && v_.first() + k < bins_; ++k) d[v_.first() + k] = h[k];
+    return d;
+  }
+  int64_t total() const {
+    int64_t s = 0;
+    for (int64_t x : v_.held()) s += x;
+    return s;
+  }
+  void Merge(const Binned& o) {
+    bins_ = std::max(bins_, o.bins_);
+    const std::vector<int64_t>& h = o.v_.held();
+    for (size_t k = 0; k < h.size(); ++k) {
+      int64_t& slot = v_.Slot(o.v_.first() + k);
+      slot = Combine{}(slot, h[k]);
+    }
+  }
+
+ private:
+  SimTime bin_ = 0;
+  size_t bins_ = 0;
+  SparseBins v_;
 };
 
 struct SumOf {
@@ -94,7 +110,8 @@ class BinnedIntegral {
  public:
   void Init(SimTime bin, int bins) {
     bin_ = bin;
-    v_.assign(bins, 0);
+    bins_ = bins > 0 ? static_cast<size_t>(bins) : 0;
+    v_.Clear();
   }
   void Set(SimTime now, int64_t value) {
     Advance(now);
@@ -108,10 +125,11 @@ class BinnedIntegral {
     }
     while (last_ < now) {
       size_t i = static_cast<size_t>(last_ / bin_);
-      if (i >= v_.size()) break;
+      if (i >= bins_) break;
       SimTime end = std::min<SimTime>(now, static_cast<SimTime>(i + 1) * bin_);
-      v_[i] += static_cast<__int128>(value_) * (end - last_) > INT64_MAX ? INT64_MAX
-                                                                         : value_ * (end - last_);
+      v_.Slot(i) += static_cast<__int128>(value_) * (end - last_) > INT64_MAX
+                        ? INT64_MAX
+                        : value_ * (end - last_);
       last_ = end;
     }
     last_ = now;
@@ -121,26 +139,28 @@ class BinnedIntegral {
     if (bin_ <= 0 || value == 0) return;
     while (t0 < t1) {
       size_t i = static_cast<size_t>(t0 / bin_);
-      if (i >= v_.size()) break;
+      if (i >= bins_) break;
       SimTime end = std::min<SimTime>(t1, static_cast<SimTime>(i + 1) * bin_);
-      v_[i] += value * (end - t0);
+      v_.Slot(i) += value * (end - t0);
       t0 = end;
     }
   }
   // Mean value over bin i.
-  double Mean(size_t i) const { return bin_ > 0 ? static_cast<double>(v_[i]) / bin_ : 0; }
-  size_t bins() const { return v_.size(); }
+  double Mean(size_t i) const { return bin_ > 0 ? static_cast<double>(v_.at(i)) / bin_ : 0; }
+  size_t bins() const { return bins_; }
+  size_t held() const { return v_.held().size(); }
   double MeanOverall(SimTime end) const {
     __int128 s = 0;
-    for (int64_t x : v_) s += x;
+    for (int64_t x : v_.held()) s += x;
     return end > 0 ? static_cast<double>(s) / static_cast<double>(end) : 0;
   }
 
  private:
   SimTime bin_ = 0;
+  size_t bins_ = 0;
   SimTime last_ = 0;
   int64_t value_ = 0;
-  std::vector<int64_t> v_;
+  SparseBins v_;
 };
 
 }  // namespace ibemu::stats

@@ -291,5 +291,25 @@ TEST(BinnedCounter, HoldsOnlyTheBinsFromTheFirstToTheLastTouched) {
   EXPECT_EQ(m.at(200), 0);
 }
 
+// The port series of a fabric that stays up (an hour of bins per port and VL) hold memory only
+// where the value was non-zero: an idle port holds none.
+TEST(BinnedIntegral, HoldsOnlyTheBinsFromTheFirstToTheLastTouched) {
+  BinnedIntegral b;
+  b.Init(10, 3600);
+  b.Set(0, 0);
+  b.Advance(20'000);
+  EXPECT_EQ(b.held(), 0u);  // zero all along
+  b.Set(20'000, 2);         // 2 from bin 2000 ...
+  b.Set(20'025, 0);         // ... to the middle of bin 2002
+  b.AddRect(19'995, 20'000, 4);
+  EXPECT_EQ(b.held(), 4u);              // bins 1999..2002
+  EXPECT_DOUBLE_EQ(b.Mean(1999), 2.0);  // 4 over half the bin
+  EXPECT_DOUBLE_EQ(b.Mean(2000), 2.0);
+  EXPECT_DOUBLE_EQ(b.Mean(2002), 1.0);
+  EXPECT_DOUBLE_EQ(b.Mean(0), 0.0);
+  EXPECT_DOUBLE_EQ(b.Mean(3599), 0.0);
+  EXPECT_DOUBLE_EQ(b.MeanOverall(36'000), (20.0 + 20 + 20 + 10) / 36'000);
+}
+
 }  // namespace
 }  // namespace ibemu::stats
