@@ -42,7 +42,10 @@ Sync::Sync(const std::vector<std::vector<SimTime>>& la, uint32_t self, SimTime d
     nb.la_in = la[q][self];
     // Before its first batch, a neighbour's events are at least one lookahead after time 0.
     nb.promise_in = nb.la_in;
-    if (!nb.bridge) step_ = std::min(step_, nb.la_out);
+    if (nb.bridge)
+      round_trip_ = std::min(round_trip_, Add(nb.la_out, nb.la_in));
+    else
+      step_ = std::min(step_, nb.la_out);
     index_[q] = static_cast<int>(nbrs_.size());
     nbrs_.push_back(nb);
   }
@@ -56,16 +59,12 @@ SimTime Sync::Horizon(const Neighbour& nb) const {
 }
 
 SimTime Sync::Bound(SimTime next, SimTime now) const {
-  // The earliest event this process can still handle: its own next, or one from a neighbour.
-  SimTime first = next;
-  for (const Neighbour& nb : nbrs_) first = std::min(first, Horizon(nb));
-  SimTime b = duration_;
-  for (const Neighbour& nb : nbrs_) {
-    b = std::min(b, Horizon(nb));
-    // What this process sends a neighbour across a bridge from now on comes back no earlier
-    // than the round trip.
-    if (nb.bridge) b = std::min(b, Add(first, Add(nb.la_out, nb.la_in)));
-  }
+  SimTime horizons = INT64_MAX;
+  for (const Neighbour& nb : nbrs_) horizons = std::min(horizons, Horizon(nb));
+  SimTime b = std::min(duration_, horizons);
+  // What this process sends a neighbour across a bridge from now on (at its next event, or at
+  // one that comes in) comes back no earlier than the round trip.
+  b = std::min(b, Add(std::min(next, horizons), round_trip_));
   // Never run more than one lookahead past our own next event before promising again: two
   // processes that each ran as far as allowed would settle into taking turns (each running two
   // lookaheads while the other waits); this keeps them in step, working at once.

@@ -87,6 +87,8 @@ class Sync {
   SimTime duration_;
   // The smallest lookahead towards a neighbour joined by no bridge (INT64_MAX if none).
   SimTime step_ = INT64_MAX;
+  // The shortest round trip across a bridge (INT64_MAX if none).
+  SimTime round_trip_ = INT64_MAX;
 };
 
 // Whether the cables between `self` and `q` are a bridge of the partition graph: without them
