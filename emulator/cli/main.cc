@@ -13,7 +13,9 @@
 #include "emulator/cli/host_libs.h"
 #include "emulator/cli/mpirun.h"
 #include "emulator/fabric/fabric_service.h"
+#include "emulator/fabric/launched_run.h"
 #include "emulator/fabric/partitioned_runner.h"
+#include "emulator/fabric/plan.h"
 #include "emulator/fabric/runner.h"
 #include "emulator/policy/builtin.h"
 #include "emulator/policy/input_arbiter.h"
@@ -33,9 +35,9 @@ void ListPolicies(const char* kind, const Reg& reg) {
     std::cout << "  " << std::left << std::setw(20) << e->name << " " << e->description << "\n";
 }
 
-int Run(const std::string& file, const std::string& out_override, uint64_t seed, bool seed_set,
-        const std::string& duration, const std::string& pcap, bool quiet, bool no_plot,
-        fabric::PartitionOptions po, bool partitioned) {
+// The scenario of `ibemu run` and `ibemu plan`, with the command line's overrides.
+scenario::Scenario LoadForRun(const std::string& file, uint64_t seed, bool seed_set,
+                              const std::string& duration, const std::string& pcap, bool no_plot) {
   scenario::Scenario s = scenario::LoadScenario(file);
   if (seed_set) s.seed = seed;
   if (!duration.empty()) {
@@ -48,27 +50,29 @@ int Run(const std::string& file, const std::string& out_override, uint64_t seed,
   }
   if (!pcap.empty()) s.pcap = pcap;
   if (no_plot) s.plot = false;
+  return s;
+}
+
+void Banner(const scenario::Scenario& s) {
+  std::cerr << "ibemu: " << s.name << ": " << s.topo.nodes.size() << " nodes, "
+            << s.topo.cables.size() << " cables from " << s.topology_source << "; routing "
+            << s.routing << ", " << s.queuing << ", " << s.data_vls << " data VL(s), seed "
+            << s.seed << "\n";
+}
+
+void RefuseTraceEnd(const scenario::Scenario& s) {
+  if (s.end_with_traces)
+    throw scenario::ScenarioError(s.file +
+                                  ": run.end: traces ends a one-process run only; give the "
+                                  "partitioned run its duration (run.end: duration)");
+}
+
+// The result table on stdout and the result files in `out_override`, the scenario's out_dir or
+// results/<name>.
+int Report(scenario::Scenario s, const fabric::RunResult& r, const std::string& out_override) {
   std::string dir = !out_override.empty() ? out_override
                     : !s.out_dir.empty()  ? s.out_dir
                                           : "results/" + s.name;
-  if (!quiet)
-    std::cerr << "ibemu: " << s.name << ": " << s.topo.nodes.size() << " nodes, "
-              << s.topo.cables.size() << " cables from " << s.topology_source << "; routing "
-              << s.routing << ", " << s.queuing << ", " << s.data_vls << " data VL(s), seed "
-              << s.seed << "\n";
-  if (partitioned && s.end_with_traces)
-    throw scenario::ScenarioError(file +
-                                  ": run.end: traces ends a one-process run only; give the "
-                                  "partitioned run its duration (run.end: duration)");
-  fabric::RunResult r;
-  if (partitioned) {
-    po.progress = !quiet;
-    r = fabric::RunPartitioned(s, po);
-  } else {
-    fabric::RunOptions o;
-    o.progress = !quiet;
-    r = fabric::RunEmbedded(s, o);
-  }
   if (r.simulated > 0 && r.simulated < s.duration) {  // the traces ended it (run.end)
     s.duration = r.simulated;
     s.measure_to = std::min(s.measure_to, s.duration);
@@ -82,6 +86,42 @@ int Run(const std::string& file, const std::string& out_override, uint64_t seed,
     std::cout << (i ? ", " : "") << std::filesystem::path(files[i]).filename().string();
   std::cout << ")\n";
   return 0;
+}
+
+int Run(const std::string& file, const std::string& out_override, uint64_t seed, bool seed_set,
+        const std::string& duration, const std::string& pcap, bool quiet, bool no_plot,
+        fabric::PartitionOptions po, bool partitioned) {
+  scenario::Scenario s = LoadForRun(file, seed, seed_set, duration, pcap, no_plot);
+  if (!quiet) Banner(s);
+  if (partitioned) RefuseTraceEnd(s);
+  fabric::RunResult r;
+  if (partitioned) {
+    po.progress = !quiet;
+    r = fabric::RunPartitioned(s, po);
+  } else {
+    fabric::RunOptions o;
+    o.progress = !quiet;
+    r = fabric::RunEmbedded(s, o);
+  }
+  return Report(std::move(s), r, out_override);
+}
+
+// `ibemu rank`: one process of a run an existing launcher started; rank 0 reports.
+int RunAsRank(const fabric::RankOptions& o, const std::string& out_override, bool quiet,
+              bool no_plot) {
+  std::optional<fabric::LaunchedRank> me = fabric::RankFromEnvironment();
+  if (!me)
+    throw std::invalid_argument(
+        "ibemu rank is started by a launcher (mpirun -np N, srun -n N): none of "
+        "OMPI_COMM_WORLD_RANK, SLURM_PROCID, PMIX_RANK or PMI_RANK is set");
+  fabric::Plan plan = fabric::ReadPlan(o.plan_dir);
+  fabric::CheckRank(plan, *me, o.plan_dir);
+  if (me->rank == 0 && !quiet) Banner(fabric::LoadPlannedScenario(plan));
+  std::optional<fabric::RunResult> r = fabric::RunRank(plan, *me, o);
+  if (!r) return 0;
+  scenario::Scenario s = fabric::LoadPlannedScenario(plan);
+  if (no_plot) s.plot = false;
+  return Report(std::move(s), *r, out_override);
 }
 
 // "node:port" as the CLI takes it.
@@ -130,6 +170,8 @@ int main(int argc, char** argv) {
       "  ibemu run configs/scenarios/testbed-scenario1.yaml\n"
       "  ibemu run configs/scenarios/testbed-scenario1.yaml --partitions 3\n"
       "  ibemu run configs/scenarios/testbed-scenario1.yaml --per-device\n"
+      "  ibemu plan configs/scenarios/testbed-scenario1.yaml --partitions 4 -o plan\n"
+      "    then: mpirun -np 4 ibemu rank plan\n"
       "  ibemu up configs/topologies/testbed.topo &    then: ibemu status; ibemu down\n"
       "  ibemu validate configs/scenarios/fig2_4.yaml\n"
       "  ibemu policies\n"
@@ -164,6 +206,40 @@ int main(int argc, char** argv) {
          "`ibemu worker` commands and wait (processes on other hosts; use --transport tcp)")
       ->check(CLI::IsMember({"local", "none"}));
   parts->excludes(per_dev);
+
+  // `ibemu plan` and `ibemu rank`: the processes of a partitioned run started by an existing
+  // launcher (mpirun, srun), one per rank, linked over tcp.
+  std::string plan_file, plan_dir;
+  int plan_parts = 0;
+  bool plan_each = false;
+  CLI::App* plan = app.add_subcommand(
+      "plan", "write a partition plan for processes an existing launcher starts (mpirun, srun)");
+  plan->add_option("scenario", plan_file, "scenario YAML file")
+      ->required()
+      ->check(CLI::ExistingFile);
+  plan->add_option("-o,--out", plan_dir, "directory to write plan.yaml in")->required();
+  CLI::Option* plan_n = plan->add_option("--partitions", plan_parts, "number of processes (ranks)")
+                            ->check(CLI::Range(1, 4096));
+  CLI::Option* plan_pd =
+      plan->add_flag("--per-device", plan_each, "one process per switch and per HCA");
+  plan_n->excludes(plan_pd);
+  CLI::Option* plan_seed = plan->add_option("--seed", seed, "override the scenario's seed");
+  plan->add_option("--duration", duration, "override run.duration (e.g. 2ms, 1s)");
+
+  fabric::RankOptions rank_opts;
+  std::string rank_out;
+  bool rank_quiet = false, rank_no_plot = false;
+  CLI::App* rank = app.add_subcommand(
+      "rank", "one process of a planned run, started by mpirun/srun (rank = partition)");
+  rank->add_option("plan", rank_opts.plan_dir, "directory `ibemu plan` wrote")->required();
+  rank->add_option("-o,--out", rank_out, "results directory, on rank 0's host");
+  rank->add_option("--bind", rank_opts.bind,
+                   "address to bind on (default *: every interface, reached by host name)");
+  rank->add_option("--wait", rank_opts.wait_seconds,
+                   "seconds a rank waits for rank 0's endpoint (default 120)")
+      ->check(CLI::Range(1.0, 86400.0));
+  rank->add_flag("-q,--quiet", rank_quiet, "no progress or banner on stderr");
+  rank->add_flag("--no-plot", rank_no_plot, "skip the PNG plot");
 
   // `ibemu worker` is started by `ibemu run` for each partition; it is not for users.
   std::string launcher, ipc_dir, bind = "127.0.0.1";
@@ -263,6 +339,23 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   try {
     if (*worker) return fabric::RunWorker(launcher, partition, ipc_dir, bind, watch_parent);
+    if (*rank) {
+      rank_opts.progress = !rank_quiet;
+      return RunAsRank(rank_opts, rank_out, rank_quiet, rank_no_plot);
+    }
+    if (*plan) {
+      if (plan_parts == 0 && !plan_each)
+        throw std::invalid_argument("plan: give --partitions N or --per-device");
+      scenario::Scenario s =
+          LoadForRun(plan_file, seed, plan_seed->count() > 0, duration, "", false);
+      RefuseTraceEnd(s);
+      fabric::Plan p = fabric::MakePlan(s, plan_parts, plan_each);
+      fabric::WritePlan(p, s, plan_dir);
+      std::cout << plan_dir << "/plan.yaml: " << p.partitions() << " partitions; run it with\n"
+                << "  mpirun -np " << p.partitions() << " ibemu rank " << plan_dir << "\n"
+                << "  srun -n " << p.partitions() << " ibemu rank " << plan_dir << "\n";
+      return 0;
+    }
     if (*up) {
       bool yaml = up_file.size() > 5 && (up_file.ends_with(".yaml") || up_file.ends_with(".yml"));
       scenario::Scenario s =

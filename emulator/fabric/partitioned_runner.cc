@@ -59,6 +59,38 @@ std::vector<std::vector<SimTime>> Lookahead(const scenario::Scenario& s,
   return la;
 }
 
+// What a partitioned run refuses, before anything starts.
+void CheckPartitions(const scenario::Scenario& s, const std::vector<uint32_t>& part) {
+  if (!s.pcap.empty())
+    throw std::invalid_argument(
+        "--pcap works with the embedded fabric only; run without --partitions/--per-device");
+  if (s.subnet_manager == "external")
+    throw std::invalid_argument(
+        "fabric.subnet_manager external: a subnet manager attaches through `ibemu up`, which "
+        "runs in one process; run without --partitions/--per-device");
+  if (part.size() != NumLps(s))
+    throw std::invalid_argument("the partition plan has " + std::to_string(part.size()) +
+                                " logical processes; the scenario has " +
+                                std::to_string(NumLps(s)));
+  uint32_t n = *std::max_element(part.begin(), part.end()) + 1;
+  // Conservative synchronisation needs every cable between processes to take some time.
+  for (const auto& row : Lookahead(s, part, n))
+    for (SimTime l : row)
+      if (l <= 0)
+        throw std::invalid_argument(
+            "a cable between processes has zero latency; give cables a length "
+            "(topology.cable_length_m) or fabric.phy_latency");
+}
+
+// A socket bound on every interface ("*") is reached by this host's name.
+std::string Advertised(const std::string& bound, const std::string& bind_host) {
+  const std::string any = "tcp://0.0.0.0:";
+  if (bind_host != "*" || bound.rfind(any, 0) != 0) return bound;
+  char host[256] = {};
+  if (gethostname(host, sizeof host - 1) != 0) return bound;
+  return "tcp://" + std::string(host) + ":" + bound.substr(any.size());
+}
+
 std::string DescribeStatus(int status) {
   if (WIFEXITED(status)) return "exited with status " + std::to_string(WEXITSTATUS(status));
   if (WIFSIGNALED(status)) {
@@ -232,7 +264,7 @@ int RunWorker(const std::string& launcher, uint32_t self, const std::string& ipc
   std::string data_ep = ipc_dir.empty() ? "tcp://" + bind_host + ":*"
                                         : "ipc://" + ipc_dir + "/data-" + std::to_string(self);
   pull.bind(data_ep);
-  data_ep = pull.get(zmq::sockopt::last_endpoint);
+  data_ep = Advertised(pull.get(zmq::sockopt::last_endpoint), bind_host);
 
   auto fail = [&](const std::string& why) {
     control::ToLauncher m;
@@ -394,25 +426,21 @@ int RunWorker(const std::string& launcher, uint32_t self, const std::string& ipc
   return 0;
 }
 
+std::vector<uint32_t> PlanPartitions(const scenario::Scenario& s, int partitions, bool per_device) {
+  std::vector<uint32_t> part = AssignPartitions(s.topo, partitions, per_device);
+  if (NumLps(s) > part.size()) part.push_back(0);  // the side band (H7) runs in partition 0
+  CheckPartitions(s, part);
+  return part;
+}
+
 RunResult RunPartitioned(const scenario::Scenario& s, const PartitionOptions& o) {
   auto t0 = Clock::now();
-  if (!s.pcap.empty())
-    throw std::invalid_argument(
-        "--pcap works with the embedded fabric only; run without --partitions/--per-device");
-  if (s.subnet_manager == "external")
-    throw std::invalid_argument(
-        "fabric.subnet_manager external: a subnet manager attaches through `ibemu up`, which "
-        "runs in one process; run without --partitions/--per-device");
-  std::vector<uint32_t> part = AssignPartitions(s.topo, o.partitions, o.per_device);
-  if (NumLps(s) > part.size()) part.push_back(0);  // the side band (H7) runs in partition 0
+  std::vector<uint32_t> part = o.plan;
+  if (part.empty())
+    part = PlanPartitions(s, o.partitions, o.per_device);
+  else
+    CheckPartitions(s, part);
   uint32_t n = *std::max_element(part.begin(), part.end()) + 1;
-  // Conservative synchronisation needs every cable between processes to take some time.
-  for (const auto& row : Lookahead(s, part, n))
-    for (SimTime l : row)
-      if (l <= 0)
-        throw std::invalid_argument(
-            "a cable between processes has zero latency; give cables a length "
-            "(topology.cable_length_m) or fabric.phy_latency");
 
   char tmpl[] = "/tmp/ibemu-XXXXXX";
   if (!mkdtemp(tmpl)) throw std::runtime_error("cannot create a directory for ipc endpoints");
@@ -428,13 +456,15 @@ RunResult RunPartitioned(const scenario::Scenario& s, const PartitionOptions& o)
   std::string ep =
       o.transport == "tcp" ? "tcp://" + o.bind_host + ":*" : "ipc://" + dir + "/control";
   router.bind(ep);
-  ep = router.get(zmq::sockopt::last_endpoint);
+  ep = Advertised(router.get(zmq::sockopt::last_endpoint), o.bind_host);
 
   std::string exe =
       o.exe.empty() ? std::filesystem::read_symlink("/proc/self/exe").string() : o.exe;
   std::vector<pid_t> pids(n, -1);
   std::vector<bool> finished(n, false);
-  if (!o.spawn) {
+  if (o.on_listening) {
+    o.on_listening(ep);
+  } else if (!o.spawn) {
     // Processes on other hosts bind their data sockets on their own --bind address; the launcher
     // cannot waitpid them, so only the silence limit detects their death.
     std::fprintf(stderr,

@@ -7,6 +7,7 @@
 // between them. A process handles only events earlier than every neighbour's promise, so it
 // handles exactly the events, in exactly the order, that the single-process run handles.
 #pragma once
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,11 @@ struct PartitionOptions {
   // false: start no processes; print the `ibemu worker` command of each partition (to be run on
   // any host that reaches the launcher over tcp) and wait for them to connect.
   bool spawn = true;
+  // When not empty, the partition of every LP (a plan from `ibemu plan`), used as given.
+  std::vector<uint32_t> plan;
+  // Called with the launcher's control endpoint once it is bound (for processes a launcher such
+  // as mpirun started, which find it in a file); instead of printing `ibemu worker` commands.
+  std::function<void(const std::string&)> on_listening;
 };
 
 // Partition of every LP: a switch and the CAs cabled to it stay together when there are at least
@@ -31,9 +37,14 @@ struct PartitionOptions {
 std::vector<uint32_t> AssignPartitions(const topology::Topology& t, int partitions,
                                        bool per_device);
 
+// The partition of every LP, the side band's included (it runs in partition 0), after the checks
+// a partitioned run makes: each is refused with a message before anything starts.
+std::vector<uint32_t> PlanPartitions(const scenario::Scenario& s, int partitions, bool per_device);
+
 RunResult RunPartitioned(const scenario::Scenario& s, const PartitionOptions& o);
 
-// The body of `ibemu worker`: one emulator process. Returns the process exit status.
+// The body of `ibemu worker`: one emulator process. Returns the process exit status. A bind_host
+// of "*" binds every interface and names this host (gethostname) to the other processes.
 int RunWorker(const std::string& launcher, uint32_t partition, const std::string& ipc_dir,
               const std::string& bind_host, bool watch_parent);
 

@@ -10,6 +10,7 @@
 #include <array>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <regex>
 #include <sstream>
@@ -230,6 +231,60 @@ TEST(Partitions, ProcessesStartedElsewhereJoinOverTcpAndGiveTheSameDigest) {
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   ASSERT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << text;
   EXPECT_EQ(Digest(text), one) << text;
+}
+
+bool HaveMpirun() {
+  return ibemu::testing::Shell("command -v mpirun").status == 0;
+}
+
+std::string Mpirun(int np, const std::string& args) {
+  return "mpirun --allow-run-as-root --oversubscribe -np " + std::to_string(np) + " " +
+         IBEMU_BINARY + " " + args;
+}
+
+// An existing launcher starts the processes: `ibemu plan` writes which rank runs which device,
+// mpirun starts four ranks of `ibemu rank`, and the links between them go over tcp://. Same
+// digest, flows and port counters as one process; the plan can be launched again; a launch with
+// the wrong number of ranks is refused, naming the plan and the count.
+TEST(Partitions, MpirunStartsThePlannedRanksOverTcpAndTheyGiveTheOneProcessDigest) {
+  if (!HaveMpirun()) GTEST_SKIP() << "mpirun is not installed (scripts/install-deps.sh)";
+  std::string scen = std::string(IBEMU_SOURCE_DIR) + "/tests/data/scenarios/cc_testbed_short.yaml";
+  TempDir tmp("mpirun-plan");
+  CliResult one = Cli("run -q --no-plot " + scen + " -o " + (tmp / "one"));
+  ASSERT_EQ(one.status, 0) << one.out;
+  CliResult plan = Cli("plan " + scen + " --partitions 4 -o " + (tmp / "plan"));
+  ASSERT_EQ(plan.status, 0) << plan.out;
+  EXPECT_NE(plan.out.find("mpirun -np 4 ibemu rank"), std::string::npos) << plan.out;
+  for (const char* run : {"four", "again"}) {
+    CliResult four = ibemu::testing::Shell(
+        Mpirun(4, "rank " + (tmp / "plan") + " --bind 127.0.0.1 -q --no-plot -o " + (tmp / run)));
+    ASSERT_EQ(four.status, 0) << four.out;
+    EXPECT_NE(four.out.find("(partitioned, 4 processes)"), std::string::npos) << four.out;
+    EXPECT_EQ(Digest(four.out), Digest(one.out)) << four.out;
+    EXPECT_EQ(FlowRows(four.out), FlowRows(one.out));
+    EXPECT_EQ(ReadFile(tmp / (std::string(run) + "/ports.csv")), ReadFile(tmp / "one/ports.csv"));
+  }
+  CliResult three = ibemu::testing::Shell(Mpirun(3, "rank " + (tmp / "plan") + " -q"));
+  EXPECT_NE(three.status, 0);
+  EXPECT_NE(three.out.find("plan.yaml has 4 partitions; the launcher started 3 ranks"),
+            std::string::npos)
+      << three.out;
+  CliResult alone = Cli("rank " + (tmp / "plan"));
+  EXPECT_EQ(alone.status, 2);
+  EXPECT_NE(alone.out.find("started by a launcher"), std::string::npos) << alone.out;
+  // A damaged plan is refused naming its file, line and field.
+  std::string text = ReadFile(tmp / "plan/plan.yaml");
+  size_t at = text.find("lp_partition: [0");
+  ASSERT_NE(at, std::string::npos) << text;
+  text.replace(at, 16, "lp_partition: [7");
+  std::filesystem::create_directories(tmp / "bad");
+  std::ofstream(tmp / "bad/plan.yaml") << text;
+  CliResult bad = ibemu::testing::Shell("OMPI_COMM_WORLD_RANK=0 " + std::string(IBEMU_BINARY) +
+                                        " rank " + (tmp / "bad"));
+  EXPECT_EQ(bad.status, 2);
+  EXPECT_TRUE(std::regex_search(
+      bad.out, std::regex("bad/plan.yaml:[0-9]+: lp_partition\\[0\\]: 7 is not a partition")))
+      << bad.out;
 }
 
 // The children of `pid` now, from /proc (pgrep -P would do, but this needs no procps).
