@@ -42,28 +42,34 @@ UpDownDistances UpDownTo(const SwitchGraph& g, const std::vector<int>& order, in
 // carries the fewest destinations so far (lowest port number on ties), as OpenSM's min-hop does.
 class BalancedLft {
  public:
-  BalancedLft(const SwitchGraph& g, const LidMap& lids) : g_(g) {
+  BalancedLft(const SwitchGraph& g, const LidMap& lids)
+      : g_(g), load_(g.topo.nodes.size()), lft_(g.topo.nodes.size(), nullptr) {
     for (int s : g.topo.Switches()) {
       r_.lft[s].assign(lids.owner.size(), kNoPort);
+      lft_[s] = &r_.lft[s];
       load_[s].assign(g.topo.nodes[s].num_ports + 1, 0);
     }
   }
+  // Called for every (switch, LID) pair: on fabrics of thousands of switches this is most of the
+  // routing time, so it indexes by node, not through the result's map.
   template <typename Allowed>
   void Choose(int s, uint16_t lid, Allowed allowed) {
+    std::vector<int>& load = load_[s];
     int best = -1;
     for (const SwitchGraph::Edge& e : g_.edges[s])
-      if (allowed(e) && (best < 0 || load_[s][e.port] < load_[s][best])) best = e.port;
+      if (allowed(e) && (best < 0 || load[e.port] < load[best])) best = e.port;
     if (best < 0) return;
-    r_.lft[s][lid] = static_cast<uint8_t>(best);
-    ++load_[s][best];
+    (*lft_[s])[lid] = static_cast<uint8_t>(best);
+    ++load[best];
   }
-  void Set(int s, uint16_t lid, int port) { r_.lft[s][lid] = static_cast<uint8_t>(port); }
+  void Set(int s, uint16_t lid, int port) { (*lft_[s])[lid] = static_cast<uint8_t>(port); }
   RoutingResult Take() { return std::move(r_); }
 
  private:
   const SwitchGraph& g_;
   RoutingResult r_;
-  std::map<int, std::vector<int>> load_;
+  std::vector<std::vector<int>> load_;      // [node][port] -> LIDs routed out of it
+  std::vector<std::vector<uint8_t>*> lft_;  // [node] -> r_.lft[node] (map nodes are stable)
 };
 
 }  // namespace ibemu::routing::detail

@@ -38,33 +38,46 @@ class FatTree : public RoutingEngine {
       if (n >= 0) index[lid] = g.IsSwitch(n) ? switches++ : cas++;
     }
 
-    std::vector<int> eligible;
+    // The eligible ports of every switch depend on the destination's switch only; consecutive
+    // LIDs (the CAs of one leaf) share it, so they are found once per run of such LIDs.
+    std::vector<std::vector<uint8_t>> eligible(t.nodes.size());
+    std::vector<char> goes_down(t.nodes.size(), 0);
+    std::vector<std::vector<uint8_t>*> lft(t.nodes.size(), nullptr);
+    for (int s : order) lft[s] = &r.lft[s];
+    int eligible_for = -1;
     for (uint16_t lid = 1; lid <= lids.max_lid(); ++lid) {
       detail::Target tg = detail::TargetOf(g, lids, lid);
       if (tg.sw < 0) continue;
-      r.lft[tg.sw][lid] = static_cast<uint8_t>(tg.ca_port_on_sw);
-      // Named references, not structured bindings: lambdas below capture them (clang 14).
-      detail::UpDownDistances dist = detail::UpDownTo(g, order, tg.sw, up);
-      const std::vector<int>& down = dist.down;
-      const std::vector<int>& any = dist.any;
-      for (int s : order) {
-        if (s == tg.sw || any[s] == kInf) continue;
-        bool go_down = down[s] != kInf;
-        eligible.clear();
-        for (const SwitchGraph::Edge& e : g.edges[s]) {  // in port order
-          if (!g.IsSwitch(e.peer)) continue;
-          bool ok = go_down ? !up(s, e.peer) && down[e.peer] == down[s] - 1
-                            : up(s, e.peer) && any[e.peer] == any[s] - 1;
-          if (ok) eligible.push_back(e.port);
+      (*lft[tg.sw])[lid] = static_cast<uint8_t>(tg.ca_port_on_sw);
+      if (tg.sw != eligible_for) {
+        eligible_for = tg.sw;
+        // Named references, not structured bindings: lambdas below capture them (clang 14).
+        detail::UpDownDistances dist = detail::UpDownTo(g, order, tg.sw, up);
+        const std::vector<int>& down = dist.down;
+        const std::vector<int>& any = dist.any;
+        for (int s : order) {
+          eligible[s].clear();
+          if (s == tg.sw || any[s] == kInf) continue;
+          bool go_down = down[s] != kInf;
+          goes_down[s] = go_down;
+          for (const SwitchGraph::Edge& e : g.edges[s]) {  // in port order
+            if (!g.IsSwitch(e.peer)) continue;
+            bool ok = go_down ? !up(s, e.peer) && down[e.peer] == down[s] - 1
+                              : up(s, e.peer) && any[e.peer] == any[s] - 1;
+            if (ok) eligible[s].push_back(static_cast<uint8_t>(e.port));
+          }
         }
-        if (eligible.empty()) continue;
-        int64_t k = static_cast<int64_t>(eligible.size());
+      }
+      for (int s : order) {
+        const std::vector<uint8_t>& ports = eligible[s];
+        if (s == tg.sw || ports.empty()) continue;
+        int64_t k = static_cast<int64_t>(ports.size());
         int64_t digit = index[lid];
-        if (!go_down) {
+        if (!goes_down[s]) {
           // Height above the leaves: the digit of the destination index this level uses.
           for (int h = leaf_rank - rank[s]; h > 0 && digit > 0; --h) digit /= k;
         }
-        r.lft[s][lid] = static_cast<uint8_t>(eligible[static_cast<size_t>(digit % k)]);
+        (*lft[s])[lid] = ports[static_cast<size_t>(digit % k)];
       }
     }
     return r;

@@ -84,12 +84,20 @@ class MinHop : public RoutingEngine {
   RoutingResult Route(const topology::Topology& t, const LidMap& lids) override {
     SwitchGraph g(t);
     BalancedLft out(g, lids);
+    const std::vector<int> switches = t.Switches();
+    // The distances depend on the target switch only, and consecutive LIDs (the CAs of one
+    // switch) usually share it.
+    int d_for = -1;
+    std::vector<int> d;
     for (uint16_t lid = 1; lid <= lids.max_lid(); ++lid) {
       Target tg = TargetOf(g, lids, lid);
       if (tg.sw < 0) continue;
-      auto d = SwitchDistances(g, tg.sw, [](int, int) { return true; });
+      if (tg.sw != d_for) {
+        d = SwitchDistances(g, tg.sw, [](int, int) { return true; });
+        d_for = tg.sw;
+      }
       out.Set(tg.sw, lid, tg.ca_port_on_sw);
-      for (int s : t.Switches()) {
+      for (int s : switches) {
         if (s == tg.sw || d[s] == kInf) continue;
         out.Choose(s, lid, [&](const SwitchGraph::Edge& e) {
           return g.IsSwitch(e.peer) && d[e.peer] == d[s] - 1;
@@ -112,13 +120,19 @@ class UpDown : public RoutingEngine {
     auto up = [&](int from, int to) { return UpDownIsUp(t, rank, from, to); };
     BalancedLft out(g, lids);
     std::vector<int> order = detail::SwitchesByRank(t, rank);
+    // As in MinHop: found once per run of LIDs on the same switch.
+    int dist_for = -1;
+    detail::UpDownDistances dist;
     for (uint16_t lid = 1; lid <= lids.max_lid(); ++lid) {
       Target tg = TargetOf(g, lids, lid);
       if (tg.sw < 0) continue;
       out.Set(tg.sw, lid, tg.ca_port_on_sw);
       // Up-neighbours have lower rank, so `order` (by rank) lists them first.
+      if (tg.sw != dist_for) {
+        dist = detail::UpDownTo(g, order, tg.sw, up);
+        dist_for = tg.sw;
+      }
       // Named references, not structured bindings: lambdas below capture them (clang 14).
-      detail::UpDownDistances dist = detail::UpDownTo(g, order, tg.sw, up);
       const std::vector<int>& down = dist.down;
       const std::vector<int>& any = dist.any;
       for (int s : order) {

@@ -144,6 +144,47 @@ Topology FatTree648(link::LinkRate rate) {
   return t;
 }
 
+Topology FatTree3Level(int radix, link::LinkRate rate) {
+  CheckPorts(radix, "radix");
+  Require(radix >= 2 && radix % 2 == 0, "radix",
+          "a three-level fat tree needs an even radix, got " + std::to_string(radix));
+  const int h = radix / 2;
+  const int64_t hosts = Mul(Mul(radix, h), h);
+  CheckNodes(hosts + Mul(h, h) + Mul(2 * radix, h), "radix");
+
+  Topology t;
+  t.name = "3-level fat tree of " + std::to_string(radix) + "-port switches";
+  auto name = [](const char* p, int a, int b) {
+    return p + std::to_string(a) + "." + std::to_string(b);
+  };
+  std::vector<int> core(h * h);
+  for (int j = 0; j < h; ++j)
+    for (int m = 0; m < h; ++m)
+      core[j * h + m] = AddSwitch(t, name("C", j, m), radix, "core switch");
+  std::vector<int> agg(radix * h), leaf(radix * h);
+  for (int pod = 0; pod < radix; ++pod) {
+    for (int j = 0; j < h; ++j)
+      agg[pod * h + j] = AddSwitch(t, name("A", pod, j), radix, "aggregation switch");
+    for (int i = 0; i < h; ++i)
+      leaf[pod * h + i] = AddSwitch(t, name("L", pod, i), radix, "leaf switch");
+  }
+  for (int pod = 0; pod < radix; ++pod)
+    for (int j = 0; j < h; ++j) {
+      for (int i = 0; i < h; ++i)
+        t.Connect({leaf[pod * h + i], h + 1 + j}, {agg[pod * h + j], 1 + i}, rate);
+      for (int m = 0; m < h; ++m)
+        t.Connect({agg[pod * h + j], h + 1 + m}, {core[j * h + m], 1 + pod}, rate);
+    }
+  int next = 1;
+  for (int l = 0; l < radix * h; ++l)
+    for (int p = 1; p <= h; ++p) {
+      int host = AddHost(t, "H" + std::to_string(next++));
+      t.Connect({leaf[l], p}, {host, 1}, rate);
+    }
+  t.Validate();
+  return t;
+}
+
 Topology Torus(std::vector<int> dims, int hosts_per_switch, link::LinkRate rate, bool wrap) {
   Require(!dims.empty(), "dims", "need at least one dimension");
   Require(hosts_per_switch >= 0, "hosts_per_switch", "cannot be negative");

@@ -43,6 +43,15 @@ Topology FatTree2Level(int radix, int leaves, int spines, int hosts_per_leaf, li
 // uplinks each (one to each of 18 spines): 648 hosts, 1296 cables.
 Topology FatTree648(link::LinkRate rate);
 
+// The largest three-level fat tree of `radix`-port switches (radix even, h = radix/2): radix
+// pods, each h leaf switches "L<pod>.<i>" with h hosts and h aggregation switches "A<pod>.<j>"
+// (every leaf of the pod cabled to every aggregation switch of the pod), and h*h core switches
+// "C<j>.<m>", core C<j>.<m> cabled to aggregation switch j of every pod. radix^3/4 hosts ("H1.."
+// leaf by leaf, pod by pod): 11,664 with 36-port switches, in 1,620 switches. Leaf ports 1..h
+// go to hosts and h+1+j to A<pod>.<j> port 1+i; aggregation ports h+1+m go to C<j>.<m> port
+// 1+pod. Switches are added cores first, then pod by pod aggregation and leaves.
+Topology FatTree3Level(int radix, link::LinkRate rate);
+
 // Torus (wrap) or mesh (no wrap) of switches with `hosts_per_switch` hosts each. Switch
 // coordinates (c0, c1, ...), the last dimension varying fastest, name it "S<c0>.<c1>..." and its
 // hosts "S"→"H" plus "-<port>" ("H2.0-1" is on port 1 of S2.0). Ports 1..hosts_per_switch go to

@@ -71,7 +71,7 @@ void PrintTable(const scenario::Scenario& s, const fabric::RunResult& r, std::os
       << static_cast<double>(s.measure_from) / 1e9 << "-" << static_cast<double>(s.measure_to) / 1e9
       << " ms\n";
   out << std::left << std::setw(14) << "flow" << std::setw(22) << "path" << std::right
-      << std::setw(10) << "rx Gb/s" << std::setw(10) << "tx Gb/s" << std::setw(11) << "p50 us"
+      << std::setw(11) << "rx Gb/s" << std::setw(11) << "tx Gb/s" << std::setw(11) << "p50 us"
       << std::setw(11) << "p99 us" << std::setw(11) << "max us" << std::setw(12) << "packets"
       << "\n";
   out << std::fixed;
@@ -86,7 +86,7 @@ void PrintTable(const scenario::Scenario& s, const fabric::RunResult& r, std::os
       path = r.flows.paths[i];  // a verbs QP's
     }
     out << std::left << std::setw(14) << f.name << std::setw(22) << path << std::right
-        << std::setprecision(3) << std::setw(10) << f.rx_gbps << std::setw(10) << f.tx_gbps
+        << std::setprecision(3) << std::setw(11) << f.rx_gbps << std::setw(11) << f.tx_gbps
         << std::setprecision(2) << std::setw(11) << f.p50_us << std::setw(11) << f.p99_us
         << std::setw(11) << f.max_us << std::setw(12) << f.rx_packets << "\n";
   }

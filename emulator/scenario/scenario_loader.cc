@@ -237,6 +237,8 @@ void Loader::LoadTopology(const YAML::Node& n, Scenario* s) {
                                           i("hosts_per_leaf", 18), rate);
       } else if (g == "fat-tree-648") {
         s->topo = topology::FatTree648(rate);
+      } else if (g == "fat-tree-3level") {
+        s->topo = topology::FatTree3Level(i("radix", 36), rate);
       } else if (g == "torus" || g == "mesh") {
         std::vector<int> dims = Get<std::vector<int>>(n, "dims", "topology", {4, 4});
         s->topo = topology::Torus(dims, i("hosts_per_switch", 1), rate, g == "torus");
@@ -246,8 +248,7 @@ void Loader::LoadTopology(const YAML::Node& n, Scenario* s) {
         Fail(n["generator"].IsDefined() ? n["generator"] : n, "topology.generator",
              "'" + g +
                  "' is not a generator; use file: or one of testbed, kary-ntree, kary-nfly, "
-                 "fat-tree, "
-                 "fat-tree-648, torus, mesh, dragonfly");
+                 "fat-tree, fat-tree-648, fat-tree-3level, torus, mesh, dragonfly");
       }
     }
   } catch (const topology::TopologyError& e) {

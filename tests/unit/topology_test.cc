@@ -542,6 +542,46 @@ TEST(TopologyGenerators, FatTree648) {
   }
 }
 
+// The 11,664-host tree of 36-port switches, and a small one whose every cable is checked: each
+// leaf reaches each aggregation switch of its pod once, each aggregation switch its h cores once,
+// and each core one aggregation switch of every pod, so every host pair has h*h shortest paths
+// across pods.
+TEST(TopologyGenerators, FatTree3Level) {
+  Topology big = FatTree3Level(36, k4xQdr);
+  EXPECT_EQ(big.Cas().size(), 11664u);
+  EXPECT_EQ(big.Switches().size(), 1620u);
+  EXPECT_EQ(big.cables.size(), 11664u * 3);
+  for (int s : big.Switches()) EXPECT_EQ(big.nodes[s].num_ports, 36);
+
+  Topology t = FatTree3Level(6, k4xQdr);  // h = 3: 54 hosts, 9 cores, 18 + 18 pod switches
+  ASSERT_EQ(t.Cas().size(), 54u);
+  ASSERT_EQ(t.Switches().size(), 45u);
+  std::map<std::pair<std::string, std::string>, int> links;
+  for (const Cable& c : t.cables) {
+    std::string a = t.nodes[c.a.node].name, b = t.nodes[c.b.node].name;
+    ++links[{std::min(a, b), std::max(a, b)}];
+  }
+  for (int pod = 0; pod < 6; ++pod)
+    for (int j = 0; j < 3; ++j) {
+      std::string agg = "A" + std::to_string(pod) + "." + std::to_string(j);
+      for (int i = 0; i < 3; ++i)
+        EXPECT_EQ((links[{agg, "L" + std::to_string(pod) + "." + std::to_string(i)}]), 1);
+      for (int m = 0; m < 3; ++m)
+        EXPECT_EQ((links[{agg, "C" + std::to_string(j) + "." + std::to_string(m)}]), 1);
+    }
+  EXPECT_EQ(links.size(), 54u + 6 * 9 + 6 * 9);
+  // Core C1.2 port 5 is pod 4's aggregation switch A4.1 at its up port 3 + 1 + 2.
+  PortRef peer = t.Peer({t.FindNode("C1.2"), 5});
+  ASSERT_TRUE(peer.valid());
+  EXPECT_EQ(t.nodes[peer.node].name, "A4.1");
+  EXPECT_EQ(peer.port, 6);
+  // H4 is the first host of the second leaf of pod 0.
+  peer = t.Peer({t.FindNode("H4"), 1});
+  EXPECT_EQ(t.nodes[peer.node].name, "L0.1");
+  EXPECT_EQ(peer.port, 1);
+  EXPECT_THROW(FatTree3Level(7, k4xQdr), TopologyError);
+}
+
 TEST(TopologyGenerators, FatTree2LevelChecksFit) {
   EXPECT_THROW(FatTree2Level(8, 4, 5, 4, k4xQdr), TopologyError);  // 4 + 5 > 8
   EXPECT_THROW(FatTree2Level(8, 9, 2, 2, k4xQdr), TopologyError);  // 9 leaves > 8 spine ports
