@@ -33,6 +33,10 @@ class Partition {
   SimTime NextEventTime() const;  // INT64_MAX when empty
   // Handles every event with time < end, then sets the clock to end (if larger).
   void RunUntil(SimTime end);
+  // Like RunUntil, but stops after `max_events` events, the clock at the last one handled, so a
+  // partitioned run can trade news with its neighbours within a window. Returns whether it
+  // reached `end`.
+  bool RunSome(SimTime end, uint64_t max_events);
   void StartAll();
 
   PacketPool& pool() { return pool_; }

@@ -11,11 +11,13 @@
 #include <filesystem>
 #include <map>
 #include <stdexcept>
+#include <thread>
 #include <zmq.hpp>
 
 #include "control.pb.h"
 #include "emulator/engine/event_codec.h"
 #include "emulator/engine/partition.h"
+#include "emulator/fabric/shm_ring.h"
 #include "emulator/fabric/sync.h"
 
 namespace ibemu::fabric {
@@ -26,6 +28,13 @@ using Clock = std::chrono::steady_clock;
 constexpr auto kHeartbeatEvery = std::chrono::seconds(1);
 // A process silent this long is treated as dead (covers hosts the launcher cannot waitpid).
 constexpr auto kSilenceLimit = std::chrono::seconds(20);
+// Each direction between two processes on one host: the file is sparse, and only what batches
+// pass through is ever touched. A batch is at most half of it.
+constexpr size_t kRingBytes = size_t{64} << 20;
+// How long a waiting process polls its rings before it sleeps on its doorbell: longer than a
+// neighbour usually takes for a window, as waking a sleeper costs tens of microseconds.
+constexpr auto kSpin = std::chrono::microseconds(500);
+constexpr uint64_t kEventsBetweenNews = 32;
 
 void SendProto(zmq::socket_t& s, const google::protobuf::Message& m) {
   std::string b = m.SerializeAsString();
@@ -307,13 +316,37 @@ int RunWorker(const std::string& launcher, uint32_t self, const std::string& ipc
     auto la = Lookahead(s, part, n);
     Sync sync(la, self, s.duration);
     const bool trace = std::getenv("IBEMU_TRACE_SYNC") != nullptr;
+    // Batches go through shared-memory rings on one host (ipc), through ZeroMQ across hosts.
+    const bool shm = !ipc_dir.empty();
     std::map<uint32_t, zmq::socket_t> push;
-    for (const Sync::Neighbour& nb : sync.neighbours()) {
-      zmq::socket_t p(ctx, zmq::socket_type::push);
-      p.set(zmq::sockopt::sndhwm, 0);
-      p.set(zmq::sockopt::linger, 5000);
-      p.connect(rc.data_endpoints(nb.q));
-      push.emplace(nb.q, std::move(p));
+    std::vector<ShmMapping> maps;
+    std::map<uint32_t, ShmRing> ring_out, ring_in;
+    std::map<uint32_t, Doorbell> bell_of;
+    std::unique_ptr<Doorbell> my_bell;
+    if (shm) {
+      auto map = [&](const std::string& name, size_t bytes) {
+        maps.emplace_back(ipc_dir + "/" + name, bytes);
+        return maps.back().data();
+      };
+      maps.reserve(1 + 3 * sync.neighbours().size());
+      my_bell = std::make_unique<Doorbell>(map("bell-" + std::to_string(self), Doorbell::Bytes()));
+      for (const Sync::Neighbour& nb : sync.neighbours()) {
+        std::string me = std::to_string(self), q = std::to_string(nb.q);
+        ring_out.emplace(
+            nb.q, ShmRing(map("ring-" + me + "-" + q, ShmRing::Bytes(kRingBytes)), kRingBytes));
+        ring_in.emplace(
+            nb.q, ShmRing(map("ring-" + q + "-" + me, ShmRing::Bytes(kRingBytes)), kRingBytes));
+        bell_of.emplace(nb.q, Doorbell(map("bell-" + q, Doorbell::Bytes())));
+      }
+      pull.close();  // nothing comes this way
+    } else {
+      for (const Sync::Neighbour& nb : sync.neighbours()) {
+        zmq::socket_t p(ctx, zmq::socket_type::push);
+        p.set(zmq::sockopt::sndhwm, 0);
+        p.set(zmq::sockopt::linger, 5000);
+        p.connect(rc.data_endpoints(nb.q));
+        push.emplace(nb.q, std::move(p));
+      }
     }
 
     control::ToLauncher res;
@@ -328,6 +361,42 @@ int RunWorker(const std::string& launcher, uint32_t self, const std::string& ipc
       hb.mutable_heartbeat()->set_events(eng.events());
       SendProto(ctl, hb);
     };
+    // One batch from a neighbour: its events into the queue, its header into the sync state.
+    auto take = [&](const void* data, size_t len) {
+      engine::Batch head;
+      inbox.clear();
+      if (!engine::DecodeBatch(data, len, &eng.pool(), &head, &inbox) ||
+          !sync.IsNeighbour(head.from))
+        throw std::runtime_error("malformed event batch received");
+      SimTime min_time = INT64_MAX;
+      for (const engine::Event& e : inbox) {
+        if (e.time < eng.now())
+          throw std::runtime_error("an event for " + std::to_string(e.time) + " ps from process " +
+                                   std::to_string(head.from) +
+                                   " arrived after the clock passed it (" +
+                                   std::to_string(eng.now()) + " ps): a synchronisation error");
+        min_time = std::min(min_time, e.time);
+        eng.Inject(e);
+      }
+      sync.Received(head.from, head.promise, head.need, head.ack, head.count, min_time);
+    };
+    auto drain_rings = [&] {
+      size_t n = 0;
+      for (auto& [q, r] : ring_in) n += r.Drain(take);
+      return n;
+    };
+    // An abort from the launcher ends this process (status 3).
+    auto aborted = [&]() -> bool {
+      zmq::message_t m;
+      if (!ctl.recv(m, zmq::recv_flags::dontwait)) return false;
+      control::ToProcess c;
+      if (c.ParseFromArray(m.data(), static_cast<int>(m.size())) && c.has_abort()) {
+        std::fprintf(stderr, "ibemu worker %u: stopping: %s\n", self, c.abort().reason().c_str());
+        return true;
+      }
+      return false;
+    };
+    bool stop = false;
     // Sends each neighbour what it needs: the events for it, and the promise (with the
     // acknowledgement) when it would let the neighbour go further.
     auto send = [&] {
@@ -336,7 +405,18 @@ int RunWorker(const std::string& launcher, uint32_t self, const std::string& ipc
           [&](Sync::Neighbour& nb, SimTime promise, SimTime need, uint32_t ack) {
             engine::BatchWriter& w = remote.writer(nb.q);
             const std::string& b = w.Finish(promise, need, ack);
-            push.at(nb.q).send(zmq::buffer(b), zmq::send_flags::none);
+            if (shm) {
+              // A full ring waits for its reader, who may be waiting to send to us: so take in
+              // what comes meanwhile.
+              ShmRing& r = ring_out.at(nb.q);
+              while (!r.TryWrite(b.data(), b.size()) && !stop) {
+                if (drain_rings() == 0) std::this_thread::yield();
+                if (aborted()) stop = true;
+              }
+              bell_of.at(nb.q).Ring();
+            } else {
+              push.at(nb.q).send(zmq::buffer(b), zmq::send_flags::none);
+            }
             sync.Sent(nb, w.count(), w.min_time());
             result->set_frames_sent(result->frames_sent() + w.count());
             result->set_frame_bytes_sent(result->frame_bytes_sent() + b.size());
@@ -352,55 +432,74 @@ int RunWorker(const std::string& launcher, uint32_t self, const std::string& ipc
     double setup_s = std::chrono::duration<double>(Clock::now() - t_setup).count();
     eng.StartAll();
     zmq::pollitem_t items[] = {{pull.handle(), 0, ZMQ_POLLIN, 0}, {ctl.handle(), 0, ZMQ_POLLIN, 0}};
+    // Spinning on the rings pays only while every process has a core of its own.
+    const bool spin = n <= std::max(1u, std::thread::hardware_concurrency());
+    auto silent_since = Clock::now();
     for (;;) {
       SimTime bound = sync.Bound(eng.NextEventTime(), eng.now());
       auto t_run = Clock::now();
-      if (bound > eng.now()) eng.RunUntil(bound);
+      if (!shm) {
+        if (bound > eng.now()) eng.RunUntil(bound);
+      } else {
+        // Within the window, news is taken in and sent every few events: a neighbour across a
+        // bridge waits for this process's acknowledgement, which would otherwise come only
+        // after the whole window, so two processes would take turns instead of running at once.
+        while (bound > eng.now()) {
+          eng.RunSome(bound, kEventsBetweenNews);
+          drain_rings();
+          send();
+          if (stop) return 3;
+          bound = sync.Bound(eng.NextEventTime(), eng.now());
+        }
+      }
       auto t_ran = Clock::now();
       run_s += std::chrono::duration<double>(t_ran - t_run).count();
       send();
+      if (stop) return 3;
       heartbeat(eng.now());
       if (eng.now() >= s.duration) break;
       auto t_wait = Clock::now();
       while (sync.Bound(eng.NextEventTime(), eng.now()) <= eng.now()) {
-        // A second with nothing from anyone: say what this process waits for.
-        if (zmq::poll(items, 2, std::chrono::milliseconds(1000)) == 0 && trace)
-          std::fprintf(stderr, "p%u waits at %lld ps, next event %lld ps:\n%s", self,
-                       static_cast<long long>(eng.now()),
-                       static_cast<long long>(eng.NextEventTime()), sync.Describe().c_str());
-        if (items[1].revents & ZMQ_POLLIN) {
-          zmq::message_t m;
-          if (ctl.recv(m, zmq::recv_flags::dontwait)) {
-            control::ToProcess c;
-            if (c.ParseFromArray(m.data(), static_cast<int>(m.size())) && c.has_abort()) {
-              std::fprintf(stderr, "ibemu worker %u: stopping: %s\n", self,
-                           c.abort().reason().c_str());
-              return 3;
+        if (shm) {
+          uint32_t seen = my_bell->Count();
+          size_t got = drain_rings();
+          if (got == 0 && spin) {
+            auto until = Clock::now() + kSpin;
+            for (int i = 1; got == 0; ++i) {
+              bool any = false;
+              for (auto& [q, r] : ring_in) any = any || !r.Empty();
+              if (any) got = drain_rings();
+              if (i % 64 == 0 && Clock::now() > until) break;
             }
           }
-        }
-        if (items[0].revents & ZMQ_POLLIN) {
-          zmq::message_t m;
-          while (pull.recv(m, zmq::recv_flags::dontwait)) {
-            engine::Batch head;
-            inbox.clear();
-            if (!engine::DecodeBatch(m.data(), m.size(), &eng.pool(), &head, &inbox) ||
-                !sync.IsNeighbour(head.from))
-              return fail("malformed event batch received");
-            SimTime min_time = INT64_MAX;
-            for (const engine::Event& e : inbox) {
-              if (e.time < eng.now())
-                return fail("an event for " + std::to_string(e.time) + " ps from process " +
-                            std::to_string(head.from) + " arrived after the clock passed it (" +
-                            std::to_string(eng.now()) + " ps): a synchronisation error");
-              min_time = std::min(min_time, e.time);
-              eng.Inject(e);
+          if (got == 0) {
+            if (aborted()) return 3;
+            if (trace && Clock::now() - silent_since > std::chrono::seconds(1)) {
+              std::fprintf(stderr, "p%u waits at %lld ps, next event %lld ps:\n%s", self,
+                           static_cast<long long>(eng.now()),
+                           static_cast<long long>(eng.NextEventTime()), sync.Describe().c_str());
+              silent_since = Clock::now();
             }
-            sync.Received(head.from, head.promise, head.need, head.ack, head.count, min_time);
+            my_bell->Wait(seen, 100);
+          } else {
+            silent_since = Clock::now();
+            // Acknowledgements and promises that the news allows go out at once: a neighbour
+            // may be waiting for them while this process still waits for another.
+            send();
+            if (stop) return 3;
           }
-          // Acknowledgements and promises that the news allows go out at once: a neighbour may
-          // be waiting for them while this process still waits for another.
-          send();
+        } else {
+          // A second with nothing from anyone: say what this process waits for.
+          if (zmq::poll(items, 2, std::chrono::milliseconds(1000)) == 0 && trace)
+            std::fprintf(stderr, "p%u waits at %lld ps, next event %lld ps:\n%s", self,
+                         static_cast<long long>(eng.now()),
+                         static_cast<long long>(eng.NextEventTime()), sync.Describe().c_str());
+          if ((items[1].revents & ZMQ_POLLIN) && aborted()) return 3;
+          if (items[0].revents & ZMQ_POLLIN) {
+            zmq::message_t m;
+            while (pull.recv(m, zmq::recv_flags::dontwait)) take(m.data(), m.size());
+            send();
+          }
         }
         if (watch_parent && getppid() != parent) return fail("the launcher is gone");
         heartbeat(eng.now());
