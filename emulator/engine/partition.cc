@@ -34,31 +34,28 @@ void Partition::StartAll() {
     if (lp) lp->Start();
 }
 
+void Partition::HandleNext() {
+  Event e = queue_.Pop();
+  now_ = e.time;
+  LogicalProcess* lp = lps_[e.lp];
+  lp->Account(e);
+  lp->Handle(e);
+  ++events_;
+}
+
 bool Partition::RunSome(SimTime end, uint64_t max_events) {
   for (uint64_t n = 0; n < max_events; ++n) {
     if (queue_.empty() || queue_.top().time >= end) {
       if (end > now_) now_ = end;
       return true;
     }
-    Event e = queue_.Pop();
-    now_ = e.time;
-    LogicalProcess* lp = lps_[e.lp];
-    lp->Account(e);
-    lp->Handle(e);
-    ++events_;
+    HandleNext();
   }
   return false;
 }
 
 void Partition::RunUntil(SimTime end) {
-  while (!queue_.empty() && queue_.top().time < end) {
-    Event e = queue_.Pop();
-    now_ = e.time;
-    LogicalProcess* lp = lps_[e.lp];
-    lp->Account(e);
-    lp->Handle(e);
-    ++events_;
-  }
+  while (!queue_.empty() && queue_.top().time < end) HandleNext();
   if (end > now_) now_ = end;
 }
 

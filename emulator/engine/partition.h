@@ -43,6 +43,8 @@ class Partition {
   uint64_t events() const { return events_; }
 
  private:
+  void HandleNext();  // the earliest event
+
   std::vector<LogicalProcess*> lps_;
   EventQueue queue_;
   PacketPool pool_;
