@@ -310,7 +310,9 @@ class Hca : public mgmt::ManagedNode, private cc::HcaView {
   std::vector<SourceState> sources_;
   std::vector<uint32_t> trace_sources_;  // the sources that are replayed ranks
   std::vector<QueuePair> qps_;
-  std::unordered_map<uint64_t, uint32_t> qp_index_;
+  // [source][DLID] -> index in qps_ + 1 (0: none yet). Looked up for every message, so an
+  // array rather than a hash; a source's row grows to the largest DLID it has sent to.
+  std::vector<std::vector<uint32_t>> qp_index_;
   SimTime dma_free_at_ = 0;   // host -> HCA (PCIe reads), shared by all ports
   SimTime sink_free_at_ = 0;  // HCA -> host (PCIe writes), shared by all ports
   // Message sequence number of each responder QP, keyed by requester LID and QP (AETH MSN).

@@ -45,9 +45,10 @@ uint16_t Hca::PickDestination(SourceState& s) {
 }
 
 uint32_t Hca::QpFor(uint32_t source, uint16_t dlid) {
-  uint64_t key = uint64_t{source} << 16 | dlid;
-  auto it = qp_index_.find(key);
-  if (it != qp_index_.end()) return it->second;
+  if (qp_index_.size() <= source) qp_index_.resize(source + 1);
+  std::vector<uint32_t>& row = qp_index_[source];
+  if (row.size() <= dlid) row.resize(dlid + 1, 0);
+  if (row[dlid] != 0) return row[dlid] - 1;
   QueuePair qp;
   qp.source = source;
   qp.dlid = dlid;
@@ -56,7 +57,7 @@ uint32_t Hca::QpFor(uint32_t source, uint16_t dlid) {
   qp.qpn = 0x100 + static_cast<uint32_t>(qps_.size());
   qps_.push_back(qp);
   uint32_t idx = static_cast<uint32_t>(qps_.size() - 1);
-  qp_index_[key] = idx;
+  row[dlid] = idx + 1;
   return idx;
 }
 
