@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "emulator/cc/hca_cc.h"
+#include "emulator/hca/fifo.h"
 #include "emulator/hca/hca_config.h"
 #include "emulator/hca/traffic_source.h"
 #include "emulator/hca/verbs_qp.h"
@@ -121,7 +122,7 @@ class Hca : public mgmt::ManagedNode, private cc::HcaView {
       uint32_t bytes;
       SimTime created;
     };
-    std::deque<Message> messages;
+    Fifo<Message> messages;
     uint32_t sent_in_msg = 0;  // bytes of the front message already segmented
     bool in_ring = false;      // has work: in its VL's ring, or parked
     bool parked = false;       // out of the ring until its gate passes (PortState::parked)
