@@ -21,11 +21,27 @@ class LogicalProcess {
   uint64_t digest() const { return digest_.value(); }
   uint64_t events_handled() const { return events_; }
 
-  void Attach(Partition* p) { part_ = p; }
-  void Account(const Event& e);
+  // `clock` is the partition's: read for every now(), which handlers ask for all the time.
+  void Attach(Partition* p, const SimTime* clock) {
+    part_ = p;
+    clock_ = clock;
+  }
+  // Folds a handled event into the digest (docs/architecture.md §1).
+  void Account(const Event& e) {
+    ++events_;
+    digest_.Add(static_cast<uint64_t>(e.time));
+    digest_.Add(uint64_t{e.kind} << 48 | uint64_t{e.port} << 32 | e.a);
+    digest_.Add(e.b);
+    if (e.pkt) {
+      digest_.Add(e.pkt->id);
+      uint64_t h = 0;
+      for (int i = 0; i < 8; ++i) h = h << 8 | e.pkt->hdr[i];  // LRH: VL, SL, DLID, SLID
+      digest_.Add(h);
+    }
+  }
 
  protected:
-  SimTime now() const;
+  SimTime now() const { return *clock_; }
   // Posts an event to `target` (this LP or a link peer); time must not be in the past.
   void Post(LpId target, SimTime t, uint16_t kind, uint16_t port = 0, uint32_t a = 0,
             uint64_t b = 0, Packet* pkt = nullptr);
@@ -37,6 +53,7 @@ class LogicalProcess {
  private:
   LpId id_;
   Partition* part_ = nullptr;
+  const SimTime* clock_ = nullptr;
   uint64_t seq_ = 0;
   uint64_t packet_counter_ = 0;
   uint64_t events_ = 0;

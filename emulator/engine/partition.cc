@@ -9,7 +9,7 @@ namespace ibemu::engine {
 void Partition::Add(LogicalProcess* lp) {
   if (lp->id() >= lps_.size()) lps_.resize(lp->id() + 1, nullptr);
   lps_[lp->id()] = lp;
-  lp->Attach(this);
+  lp->Attach(this, &now_);
 }
 
 void Partition::Schedule(const Event& e) {

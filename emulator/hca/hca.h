@@ -316,8 +316,11 @@ class Hca : public mgmt::ManagedNode, private cc::HcaView {
   std::vector<std::vector<uint32_t>> qp_index_;
   SimTime dma_free_at_ = 0;   // host -> HCA (PCIe reads), shared by all ports
   SimTime sink_free_at_ = 0;  // HCA -> host (PCIe writes), shared by all ports
-  // Message sequence number of each responder QP, keyed by requester LID and QP (AETH MSN).
-  std::unordered_map<uint64_t, uint32_t> msn_;
+  // Message sequence number of each responder QP, by requester LID and QP (AETH MSN). Asked for
+  // every acknowledged packet: a requester usually has one QP to this HCA, so each LID's few
+  // (QP, MSN) pairs are searched in a short list rather than hashed.
+  std::vector<std::vector<std::pair<uint32_t, uint32_t>>> msn_;
+  uint32_t& Msn(uint16_t slid, uint32_t qp);
   std::mt19937_64 rng_;
   std::unique_ptr<cc::HcaCc> cc_hooks_;
   // Verbs: QPs by index into qps_ (null when destroyed), MRs by lkey.

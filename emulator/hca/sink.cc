@@ -70,7 +70,7 @@ void Hca::Deliver(int p, Packet* pkt) {
     wire::Lrh lrh = pkt->lrh();
     Packet* ack = NewPacket();
     uint8_t sl = PathSl(p, lrh.slid(), lrh.sl());
-    uint32_t& msn = msn_[uint64_t{lrh.slid()} << 24 | bth.dest_qp()];
+    uint32_t& msn = Msn(lrh.slid(), bth.dest_qp());
     BuildRcAck(ack, lid(p), lrh.slid(), sl, sl2vl_[p][sl], bth.dest_qp(), bth.psn(), ++msn);
     if (pkt->cc_echo == static_cast<uint8_t>(cc::Echo::kOnAck)) ack->bth().set_becn(true);
     if (cc_hooks_) cc_hooks_->OnAck(*this, *pkt, *ack);
@@ -82,6 +82,15 @@ void Hca::Deliver(int p, Packet* pkt) {
       (op & 0x1F) >= wire::opcode::kSendLast)
     TraceArrived(pkt->flow, pkt->lrh().slid());
   FreePacket(pkt);
+}
+
+uint32_t& Hca::Msn(uint16_t slid, uint32_t qp) {
+  if (msn_.size() <= slid) msn_.resize(slid + 1u);
+  std::vector<std::pair<uint32_t, uint32_t>>& of = msn_[slid];
+  for (auto& [q, msn] : of)
+    if (q == qp) return msn;
+  of.emplace_back(qp, 0);
+  return of.back().second;
 }
 
 void Hca::SendCnp(int p, Packet& m) {
