@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# The engine's speed on one core (issue 13, must-show 1): the 648-node fat tree, 80 % uniform
+# load, 4x QDR, 2 KB MTU, IB CC on (configs/scenarios/bench/fat-tree-648-uniform80-cc.yaml), in
+# one process. Not a test: it prints figures for docs/performance.md.
+#
+#   bench/engine_bench.sh [DURATION]          default 2ms
+#   IBEMU_BASE=/path/to/older/ibemu bench/engine_bench.sh 1ms
+#
+# It prints wall time, peak memory, events and packet-hops per wall second, the must-show's
+# targets beside them, and the wall time 0.5 s of simulated time would take at this speed. With
+# IBEMU_BASE it runs that binary too, alternating with this one (two runs each), and prints the
+# speed ratio of each pair and whether the digests agree.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+DURATION=${1:-2ms}
+IBEMU=${IBEMU:-build/emulator/ibemu}
+SCEN=configs/scenarios/bench/fat-tree-648-uniform80-cc.yaml
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+
+run() {  # $1 = label, $2 = binary
+  /usr/bin/time -f "%e %M" -o "$TMP/$1.time" \
+    "$2" run "$SCEN" -q --no-plot --duration "$DURATION" -o "$TMP/$1" > "$TMP/$1.out"
+}
+
+echo "ibemu engine benchmark: 648-node fat tree, 4x QDR, 2 KB MTU, 80 % uniform load, IB CC on, $DURATION simulated, one process"
+echo "host: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
+labels=(this)
+run this "$IBEMU"
+if [ -n "${IBEMU_BASE:-}" ]; then
+  run base "$IBEMU_BASE"
+  run this2 "$IBEMU"
+  run base2 "$IBEMU_BASE"
+  labels=(this base this2 base2)
+fi
+python3 - "$TMP" "$DURATION" "${labels[@]}" <<'PY'
+import json, re, sys
+tmp, dur, labels = sys.argv[1], sys.argv[2], sys.argv[3:]
+m = re.match(r'([0-9.]+)\s*(ps|ns|us|ms|s)$', dur)
+sim_s = float(m.group(1)) * {'ps': 1e-12, 'ns': 1e-9, 'us': 1e-6, 'ms': 1e-3, 's': 1}[m.group(2)]
+rows = {}
+for label in labels:
+    s = json.load(open(f'{tmp}/{label}/summary.json'))
+    wall, rss_kb = open(f'{tmp}/{label}.time').read().split()
+    rows[label] = dict(wall=float(wall), rss=int(rss_kb) / 1024, events=s['events'],
+                       hops=s['packet_hops'], digest=s['digest'])
+print(f"{'run':<7}{'wall s':>9}{'peak MiB':>10}{'events':>13}{'Mev/s':>8}{'packet-hops':>13}"
+      f"{'Mhops/s':>9}{'ev/hop':>8}  digest")
+for k, r in rows.items():
+    print(f"{k:<7}{r['wall']:>9.2f}{r['rss']:>10.0f}{r['events']:>13}{r['events']/r['wall']/1e6:>8.2f}"
+          f"{r['hops']:>13}{r['hops']/r['wall']/1e6:>9.3f}{r['events']/max(r['hops'],1):>8.2f}"
+          f"  {r['digest']}")
+t = rows['this']
+print(f"targets: 1.5 M packet-hops/s (this: {t['hops']/t['wall']/1e6:.3f} M, "
+      f"{t['hops']/t['wall']/1.5e6:.2f} of it); peak under 1.5 GB (this: {t['rss']:.0f} MiB)")
+print(f"0.5 s simulated at this speed: {t['wall']*0.5/sim_s/60:.0f} min (target: under 60)")
+if 'base' in rows:
+    for a, b in (('this', 'base'), ('this2', 'base2')):
+        same = 'same digest' if rows[a]['digest'] == rows[b]['digest'] else 'DIGESTS DIFFER'
+        print(f"speed against IBEMU_BASE ({a}/{b}): {rows[b]['wall']/rows[a]['wall']:.2f}x ({same})")
+PY
