@@ -238,6 +238,8 @@ int main(int argc, char** argv) {
   rank->add_option("--wait", rank_opts.wait_seconds,
                    "seconds a rank waits for rank 0's endpoint (default 120)")
       ->check(CLI::Range(1.0, 86400.0));
+  rank->add_option("--job", rank_opts.job,
+                   "an id of this launch, the same on every rank (when the launcher sets none)");
   rank->add_flag("-q,--quiet", rank_quiet, "no progress or banner on stderr");
   rank->add_flag("--no-plot", rank_no_plot, "skip the PNG plot");
 

@@ -2,8 +2,10 @@
 
 #include <unistd.h>
 
+#include <atomic>
 #include <cctype>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <exception>
 #include <filesystem>
@@ -69,7 +71,7 @@ std::optional<LaunchedRank> RankFromEnvironment() {
     if (s) r.size = Int(s);
     const char* j = Env("SLURM_JOB_ID");
     const char* st = Env("SLURM_STEP_ID");
-    r.job = std::string(j ? j : "") + "." + (st ? st : "");
+    if (j) r.job = std::string(j) + "." + (st ? st : "");
     r.source = "SLURM_PROCID";
   } else if (const char* v = Env("PMIX_RANK")) {
     r.rank = static_cast<uint32_t>(Int(v));
@@ -107,7 +109,14 @@ void CheckRank(const Plan& plan, const LaunchedRank& me, const std::string& plan
 std::optional<RunResult> RunRank(const Plan& plan, const LaunchedRank& me, const RankOptions& o) {
   CheckRank(plan, me, o.plan_dir);
   const uint32_t n = plan.partitions();
-  const std::string file = LauncherEndpointFile(o.plan_dir, me.job);
+  const std::string job = o.job.empty() ? me.job : o.job;
+  // The endpoint file is per launch: without a job id a rank could read one an earlier, killed
+  // launch left and wait forever for a rank 0 that is gone.
+  if (job.empty())
+    throw std::invalid_argument(
+        "the launcher set no job id (PMIX_NAMESPACE, OMPI_MCA_ess_base_jobid, SLURM_JOB_ID) to "
+        "tell this launch from others: give every rank the same --job <id>");
+  const std::string file = LauncherEndpointFile(o.plan_dir, job);
   if (me.rank != 0) {
     int st = RunWorker(AwaitEndpoint(file, o.wait_seconds), me.rank, "", o.bind, false);
     if (st != 0)
@@ -132,10 +141,19 @@ std::optional<RunResult> RunRank(const Plan& plan, const LaunchedRank& me, const
   po.on_listening = [&](const std::string& ep) { listening.set_value(ep); };
   std::optional<RunResult> result;
   std::exception_ptr failed;
+  std::atomic<bool> published{false};
   std::thread gather([&] {
     try {
       result = RunPartitioned(s, po);
-    } catch (...) {
+    } catch (const std::exception& e) {
+      // Once the other ranks have the endpoint, partition 0's worker in the main thread may be
+      // waiting for messages that will not come; the launcher (mpirun, srun) ends the job when
+      // a rank exits with an error.
+      if (published) {
+        std::fprintf(stderr, "ibemu: error: %s\n", e.what());
+        std::fflush(stderr);
+        std::_Exit(2);
+      }
       failed = std::current_exception();
       try {
         listening.set_value("");
@@ -152,7 +170,15 @@ std::optional<RunResult> RunRank(const Plan& plan, const LaunchedRank& me, const
   std::string ep = endpoint.get();
   int st = 0;
   if (!ep.empty()) {
-    Publish(file, ep);
+    try {
+      Publish(file, ep);
+    } catch (const std::exception& e) {
+      // The launcher thread waits for every rank's hello; none will come.
+      std::fprintf(stderr, "ibemu: error: %s\n", e.what());
+      std::fflush(stderr);
+      std::_Exit(2);
+    }
+    published = true;
     st = RunWorker(ep, 0, "", o.bind, false);
   }
   gather.join();

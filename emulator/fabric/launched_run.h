@@ -31,6 +31,7 @@ struct RankOptions {
   // ranks this host's name.
   std::string bind = "*";
   double wait_seconds = 120;  // how long a rank waits for rank 0's endpoint
+  std::string job;            // the launch's id, if the launcher's environment gives none
   bool progress = false;
 };
 

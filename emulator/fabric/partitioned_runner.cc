@@ -28,9 +28,9 @@ using Clock = std::chrono::steady_clock;
 constexpr auto kHeartbeatEvery = std::chrono::seconds(1);
 // A process silent this long is treated as dead (covers hosts the launcher cannot waitpid).
 constexpr auto kSilenceLimit = std::chrono::seconds(20);
-// Each direction between two processes on one host: the file is sparse, and only what batches
-// pass through is ever touched. A batch is at most half of it.
-constexpr size_t kRingBytes = size_t{64} << 20;
+// Each direction between two processes on one host. The file is sparse: its pages are touched as
+// batches go round it, so a long run ends up using all of it. A batch is at most half of it.
+constexpr size_t kRingBytes = size_t{16} << 20;
 // How long a waiting process polls its rings before it sleeps on its doorbell: longer than a
 // neighbour usually takes for a window, as waking a sleeper costs tens of microseconds.
 constexpr auto kSpin = std::chrono::microseconds(500);
@@ -397,20 +397,26 @@ int RunWorker(const std::string& launcher, uint32_t self, const std::string& ipc
       return false;
     };
     bool stop = false;
-    // Sends each neighbour what it needs: the events for it, and the promise (with the
-    // acknowledgement) when it would let the neighbour go further.
-    auto send = [&] {
+    // Batches that came in while a full ring held up a send (below).
+    std::vector<std::string> deferred;
+    auto promise_all = [&] {
       sync.Promises(
           eng.NextEventTime(),
           [&](Sync::Neighbour& nb, SimTime promise, SimTime need, uint32_t ack) {
             engine::BatchWriter& w = remote.writer(nb.q);
             const std::string& b = w.Finish(promise, need, ack);
             if (shm) {
-              // A full ring waits for its reader, who may be waiting to send to us: so take in
-              // what comes meanwhile.
+              // A full ring waits for its reader, who may be waiting to send to us: so read
+              // what comes meanwhile, to take in once these promises are made (taken in now, it
+              // would be acknowledged by promises made before it).
               ShmRing& r = ring_out.at(nb.q);
               while (!r.TryWrite(b.data(), b.size()) && !stop) {
-                if (drain_rings() == 0) std::this_thread::yield();
+                size_t got = 0;
+                for (auto& [q, in] : ring_in)
+                  got += in.Drain([&](const void* d, size_t len) {
+                    deferred.emplace_back(static_cast<const char*>(d), len);
+                  });
+                if (got == 0) std::this_thread::yield();
                 if (aborted()) stop = true;
               }
               bell_of.at(nb.q).Ring();
@@ -427,6 +433,17 @@ int RunWorker(const std::string& launcher, uint32_t self, const std::string& ipc
             const engine::BatchWriter& w = remote.writer(q);
             return Sync::Waiting{w.count(), w.min_time()};
           });
+    };
+    // Sends each neighbour what it needs: the events for it, and the promise (with the
+    // acknowledgement) when it would let the neighbour go further.
+    auto send = [&] {
+      promise_all();
+      while (!deferred.empty() && !stop) {
+        std::vector<std::string> batches;
+        batches.swap(deferred);
+        for (const std::string& b : batches) take(b.data(), b.size());
+        promise_all();
+      }
     };
 
     double setup_s = std::chrono::duration<double>(Clock::now() - t_setup).count();

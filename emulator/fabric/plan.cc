@@ -12,6 +12,20 @@
 
 namespace ibemu::fabric {
 
+namespace {
+
+// A YAML double-quoted scalar: any path reads back as itself.
+std::string Quoted(const std::string& s) {
+  std::string q = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') q += '\\';
+    q += c;
+  }
+  return q + "\"";
+}
+
+}  // namespace
+
 uint32_t Plan::partitions() const {
   return lp_partition.empty() ? 0 : *std::max_element(lp_partition.begin(), lp_partition.end()) + 1;
 }
@@ -38,7 +52,7 @@ void WritePlan(const Plan& p, const scenario::Scenario& s, const std::string& di
       << "# existing launcher, e.g.\n"
       << "#   mpirun -np " << n << " ibemu rank " << dir << "\n"
       << "#   srun -n " << n << " ibemu rank " << dir << "\n"
-      << "scenario: " << p.scenario << "\n"
+      << "scenario: " << Quoted(p.scenario) << "\n"
       << "seed: " << p.seed << "\n"
       << "duration_ps: " << p.duration << "\n"
       << "measure_from_ps: " << p.measure_from << "\n"

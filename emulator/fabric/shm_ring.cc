@@ -54,19 +54,21 @@ ShmMapping::ShmMapping(ShmMapping&& o) noexcept : data_(o.data_), bytes_(o.bytes
   o.data_ = nullptr;
 }
 
+// Sequentially consistent on both sides: the writer's increment then load of `sleepers` and the
+// reader's increment of `sleepers` then load of the count must not both miss the other.
 void Doorbell::Ring() {
-  d_->count.fetch_add(1, std::memory_order_acq_rel);
-  if (d_->sleepers.load(std::memory_order_acquire) != 0)
+  d_->count.fetch_add(1, std::memory_order_seq_cst);
+  if (d_->sleepers.load(std::memory_order_seq_cst) != 0)
     Futex(&d_->count, FUTEX_WAKE, INT32_MAX, nullptr);
 }
 
 void Doorbell::Wait(uint32_t seen, int timeout_ms) {
-  d_->sleepers.fetch_add(1, std::memory_order_acq_rel);
+  d_->sleepers.fetch_add(1, std::memory_order_seq_cst);
   // The futex sleeps only if the count is still `seen`: a ring between the caller's last look
   // and here is not missed.
   timespec ts{timeout_ms / 1000, static_cast<long>(timeout_ms % 1000) * 1000000};
-  if (d_->count.load(std::memory_order_acquire) == seen) Futex(&d_->count, FUTEX_WAIT, seen, &ts);
-  d_->sleepers.fetch_sub(1, std::memory_order_acq_rel);
+  if (d_->count.load(std::memory_order_seq_cst) == seen) Futex(&d_->count, FUTEX_WAIT, seen, &ts);
+  d_->sleepers.fetch_sub(1, std::memory_order_seq_cst);
 }
 
 ShmRing::ShmRing(void* shared, size_t capacity)
