@@ -116,10 +116,13 @@ int RunAsRank(const fabric::RankOptions& o, const std::string& out_override, boo
         "OMPI_COMM_WORLD_RANK, SLURM_PROCID, PMIX_RANK or PMI_RANK is set");
   fabric::Plan plan = fabric::ReadPlan(o.plan_dir);
   fabric::CheckRank(plan, *me, o.plan_dir);
-  if (me->rank == 0 && !quiet) Banner(fabric::LoadPlannedScenario(plan));
-  std::optional<fabric::RunResult> r = fabric::RunRank(plan, *me, o);
-  if (!r) return 0;
+  if (me->rank != 0) {
+    fabric::RunRank(plan, *me, o, nullptr);
+    return 0;
+  }
   scenario::Scenario s = fabric::LoadPlannedScenario(plan);
+  if (!quiet) Banner(s);
+  std::optional<fabric::RunResult> r = fabric::RunRank(plan, *me, o, &s);
   if (no_plot) s.plot = false;
   return Report(std::move(s), *r, out_override);
 }

@@ -106,7 +106,8 @@ void CheckRank(const Plan& plan, const LaunchedRank& me, const std::string& plan
                                 " partitions");
 }
 
-std::optional<RunResult> RunRank(const Plan& plan, const LaunchedRank& me, const RankOptions& o) {
+std::optional<RunResult> RunRank(const Plan& plan, const LaunchedRank& me, const RankOptions& o,
+                                 const scenario::Scenario* planned) {
   CheckRank(plan, me, o.plan_dir);
   const uint32_t n = plan.partitions();
   const std::string job = o.job.empty() ? me.job : o.job;
@@ -126,7 +127,8 @@ std::optional<RunResult> RunRank(const Plan& plan, const LaunchedRank& me, const
   }
 
   // Rank 0: the gathering launcher in a thread, and partition 0 in this one.
-  scenario::Scenario s = LoadPlannedScenario(plan);
+  if (!planned) throw std::logic_error("rank 0 runs with its planned scenario");
+  const scenario::Scenario& s = *planned;
   std::filesystem::remove(file);  // a file left by an earlier launch with the same job id
   PartitionOptions po;
   po.per_device = plan.mode == "per-device";

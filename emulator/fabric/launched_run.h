@@ -40,6 +40,10 @@ void CheckRank(const Plan& plan, const LaunchedRank& me, const std::string& plan
 
 // Runs this rank's partition. Rank 0 returns the gathered results; the other ranks return
 // nullopt when their partition has finished. Throws on any failure, naming it.
-std::optional<RunResult> RunRank(const Plan& plan, const LaunchedRank& me, const RankOptions& o);
+// `planned` is rank 0's scenario (LoadPlannedScenario(plan), loaded once by the caller, which
+// reports with it); the other ranks pass null, their processes load it from the run
+// configuration.
+std::optional<RunResult> RunRank(const Plan& plan, const LaunchedRank& me, const RankOptions& o,
+                                 const scenario::Scenario* planned);
 
 }  // namespace ibemu::fabric

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <stdexcept>
 #include <thread>
@@ -361,8 +362,12 @@ int RunWorker(const std::string& launcher, uint32_t self, const std::string& ipc
       hb.mutable_heartbeat()->set_events(eng.events());
       SendProto(ctl, hb);
     };
+    // Batches that came in while a full ring held up a send (below).
+    std::vector<std::string> deferred;
     // One batch from a neighbour: its events into the queue, its header into the sync state.
-    auto take = [&](const void* data, size_t len) {
+    // Held as the std::function ShmRing::Drain takes, so the polling loops convert nothing.
+    using BatchFn = std::function<void(const void*, size_t)>;
+    const BatchFn take = [&](const void* data, size_t len) {
       engine::Batch head;
       inbox.clear();
       if (!engine::DecodeBatch(data, len, &eng.pool(), &head, &inbox) ||
@@ -380,10 +385,20 @@ int RunWorker(const std::string& launcher, uint32_t self, const std::string& ipc
       }
       sync.Received(head.from, head.promise, head.need, head.ack, head.count, min_time);
     };
-    auto drain_rings = [&] {
+    // Hands every batch waiting in the rings to `into` (take, or a copy for later); how many.
+    auto drain_rings = [&](const BatchFn& into) {
       size_t n = 0;
-      for (auto& [q, r] : ring_in) n += r.Drain(take);
+      for (auto& [q, r] : ring_in) n += r.Drain(into);
       return n;
+    };
+    const BatchFn defer = [&](const void* d, size_t len) {
+      deferred.emplace_back(static_cast<const char*>(d), len);
+    };
+    // What this process waits for, after a silent second (IBEMU_TRACE_SYNC).
+    auto trace_wait = [&] {
+      std::fprintf(stderr, "p%u waits at %lld ps, next event %lld ps:\n%s", self,
+                   static_cast<long long>(eng.now()), static_cast<long long>(eng.NextEventTime()),
+                   sync.Describe().c_str());
     };
     // An abort from the launcher ends this process (status 3).
     auto aborted = [&]() -> bool {
@@ -397,8 +412,6 @@ int RunWorker(const std::string& launcher, uint32_t self, const std::string& ipc
       return false;
     };
     bool stop = false;
-    // Batches that came in while a full ring held up a send (below).
-    std::vector<std::string> deferred;
     auto promise_all = [&] {
       sync.Promises(
           eng.NextEventTime(),
@@ -411,12 +424,7 @@ int RunWorker(const std::string& launcher, uint32_t self, const std::string& ipc
               // would be acknowledged by promises made before it).
               ShmRing& r = ring_out.at(nb.q);
               while (!r.TryWrite(b.data(), b.size()) && !stop) {
-                size_t got = 0;
-                for (auto& [q, in] : ring_in)
-                  got += in.Drain([&](const void* d, size_t len) {
-                    deferred.emplace_back(static_cast<const char*>(d), len);
-                  });
-                if (got == 0) std::this_thread::yield();
+                if (drain_rings(defer) == 0) std::this_thread::yield();
                 if (aborted()) stop = true;
               }
               bell_of.at(nb.q).Ring();
@@ -461,9 +469,9 @@ int RunWorker(const std::string& launcher, uint32_t self, const std::string& ipc
         // Within the window, news is taken in and sent every few events: a neighbour across a
         // bridge waits for this process's acknowledgement, which would otherwise come only
         // after the whole window, so two processes would take turns instead of running at once.
-        while (bound > eng.now()) {
-          eng.RunSome(bound, kEventsBetweenNews);
-          drain_rings();
+        // The window's last piece is followed by the send below.
+        while (!eng.RunSome(bound, kEventsBetweenNews)) {
+          drain_rings(take);
           send();
           if (stop) return 3;
           bound = sync.Bound(eng.NextEventTime(), eng.now());
@@ -479,22 +487,18 @@ int RunWorker(const std::string& launcher, uint32_t self, const std::string& ipc
       while (sync.Bound(eng.NextEventTime(), eng.now()) <= eng.now()) {
         if (shm) {
           uint32_t seen = my_bell->Count();
-          size_t got = drain_rings();
+          size_t got = drain_rings(take);
           if (got == 0 && spin) {
             auto until = Clock::now() + kSpin;
             for (int i = 1; got == 0; ++i) {
-              bool any = false;
-              for (auto& [q, r] : ring_in) any = any || !r.Empty();
-              if (any) got = drain_rings();
+              got = drain_rings(take);
               if (i % 64 == 0 && Clock::now() > until) break;
             }
           }
           if (got == 0) {
             if (aborted()) return 3;
             if (trace && Clock::now() - silent_since > std::chrono::seconds(1)) {
-              std::fprintf(stderr, "p%u waits at %lld ps, next event %lld ps:\n%s", self,
-                           static_cast<long long>(eng.now()),
-                           static_cast<long long>(eng.NextEventTime()), sync.Describe().c_str());
+              trace_wait();
               silent_since = Clock::now();
             }
             my_bell->Wait(seen, 100);
@@ -507,10 +511,7 @@ int RunWorker(const std::string& launcher, uint32_t self, const std::string& ipc
           }
         } else {
           // A second with nothing from anyone: say what this process waits for.
-          if (zmq::poll(items, 2, std::chrono::milliseconds(1000)) == 0 && trace)
-            std::fprintf(stderr, "p%u waits at %lld ps, next event %lld ps:\n%s", self,
-                         static_cast<long long>(eng.now()),
-                         static_cast<long long>(eng.NextEventTime()), sync.Describe().c_str());
+          if (zmq::poll(items, 2, std::chrono::milliseconds(1000)) == 0 && trace) trace_wait();
           if ((items[1].revents & ZMQ_POLLIN) && aborted()) return 3;
           if (items[0].revents & ZMQ_POLLIN) {
             zmq::message_t m;
