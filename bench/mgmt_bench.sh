@@ -34,71 +34,100 @@ wait_for() {
 }
 wait_up() { wait_for 120 "SUBNET UP in $1" grep -q "SUBNET UP" "$1"; }
 HOST=$(awk '/^Ca/ {gsub(/"/, "", $3); print $3; exit}' "$TOPO")
+ROUNDS=${ROUNDS:-3}
+DISC=${DISC:-5}
 echo "topology: $TOPO ($(grep -c '^Switch' "$TOPO") switches, $(grep -c '^Ca' "$TOPO") CAs); tools on $HOST"
+echo "$ROUNDS rounds, ibnetdiscover $DISC times a round; medians"
+median() { printf '%s\n' "$@" | sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
+E_FIRST=() E_DISC=() E_SM=() E_START_SM=() S_FIRST=() S_DISC=() S_SM=() S_START_SM=()
 
 # --- ibemu: the fabric with its data plane, ports waiting for an SM ---
 export IBEMU_RUN_DIR=$WORK/ibemu
 mkdir -p "$IBEMU_RUN_DIR"
-t0=$(now)
-"$B" up "$TOPO" --sm external -q -o "$IBEMU_RUN_DIR/res" > "$IBEMU_RUN_DIR/up.log" 2>&1 &
-wait_for 120 "ibnetdiscover on the fabric" \
-  sh -c '"$0" exec --port "$1:1" -- ibnetdiscover > "$2"' "$B" "$HOST" "$IBEMU_RUN_DIR/disc"
-e_first=$(since "$t0")
-t0=$(now); "$B" exec --port "$HOST:1" -- ibnetdiscover > /dev/null; e_disc=$(since "$t0")
-osm_conf "$IBEMU_RUN_DIR"
-t0=$(now)
-OSM_CACHE_DIR=$IBEMU_RUN_DIR "$B" exec --port "$HOST:1" -- opensm -F "$IBEMU_RUN_DIR/osm.conf" \
-  -f "$IBEMU_RUN_DIR/osm.log" > /dev/null 2>&1 &
-wait_up "$IBEMU_RUN_DIR/osm.log"; e_sm=$(since "$t0")
-e_ports=$(grep -c '^\[' "$IBEMU_RUN_DIR/disc")
-pkill -f "opensm -F $IBEMU_RUN_DIR" || true
-"$B" down --timeout 60 > /dev/null
-# A fresh fabric, OpenSM started as soon as the fabric answers: start to SUBNET UP.
-rm -f "$IBEMU_RUN_DIR/osm.log"
-t0=$(now)
-"$B" up "$TOPO" --sm external -q -o "$IBEMU_RUN_DIR/res2" > "$IBEMU_RUN_DIR/up2.log" 2>&1 &
-wait_for 120 "the fabric to answer smpquery" "$B" exec --port "$HOST:1" -- smpquery -D nodeinfo 0
-OSM_CACHE_DIR=$IBEMU_RUN_DIR "$B" exec --port "$HOST:1" -- opensm -F "$IBEMU_RUN_DIR/osm.conf" \
-  -f "$IBEMU_RUN_DIR/osm.log" > /dev/null 2>&1 &
-wait_up "$IBEMU_RUN_DIR/osm.log"; e_start_sm=$(since "$t0")
-pkill -f "opensm -F $IBEMU_RUN_DIR" || true
-"$B" down --timeout 60 > /dev/null
+ibemu_round() {
+  local t0 i
+  t0=$(now)
+  "$B" up "$TOPO" --sm external -q -o "$IBEMU_RUN_DIR/res" > "$IBEMU_RUN_DIR/up.log" 2>&1 &
+  wait_for 120 "ibnetdiscover on the fabric" \
+    sh -c '"$0" exec --port "$1:1" -- ibnetdiscover > "$2"' "$B" "$HOST" "$IBEMU_RUN_DIR/disc"
+  E_FIRST+=("$(since "$t0")")
+  for ((i = 0; i < DISC; i++)); do
+    t0=$(now); "$B" exec --port "$HOST:1" -- ibnetdiscover > /dev/null; E_DISC+=("$(since "$t0")")
+  done
+  osm_conf "$IBEMU_RUN_DIR"
+  rm -f "$IBEMU_RUN_DIR/osm.log"
+  t0=$(now)
+  OSM_CACHE_DIR=$IBEMU_RUN_DIR "$B" exec --port "$HOST:1" -- opensm -F "$IBEMU_RUN_DIR/osm.conf" \
+    -f "$IBEMU_RUN_DIR/osm.log" > /dev/null 2>&1 &
+  wait_up "$IBEMU_RUN_DIR/osm.log"; E_SM+=("$(since "$t0")")
+  e_ports=$(grep -c '^\[' "$IBEMU_RUN_DIR/disc")
+  pkill -f "opensm -F $IBEMU_RUN_DIR" || true
+  "$B" down --timeout 60 > /dev/null
+  # A fresh fabric, OpenSM started as soon as the fabric answers: start to SUBNET UP.
+  rm -f "$IBEMU_RUN_DIR/osm.log"
+  t0=$(now)
+  "$B" up "$TOPO" --sm external -q -o "$IBEMU_RUN_DIR/res2" > "$IBEMU_RUN_DIR/up2.log" 2>&1 &
+  wait_for 120 "the fabric to answer smpquery" "$B" exec --port "$HOST:1" -- smpquery -D nodeinfo 0
+  OSM_CACHE_DIR=$IBEMU_RUN_DIR "$B" exec --port "$HOST:1" -- opensm -F "$IBEMU_RUN_DIR/osm.conf" \
+    -f "$IBEMU_RUN_DIR/osm.log" > /dev/null 2>&1 &
+  wait_up "$IBEMU_RUN_DIR/osm.log"; E_START_SM+=("$(since "$t0")")
+  pkill -f "opensm -F $IBEMU_RUN_DIR" || true
+  "$B" down --timeout 60 > /dev/null
+}
 
 # --- ibsim 0.10 with umad2sim ---
 S=$WORK/ibsim
 mkdir -p "$S"
-cd "$S"
-mkfifo ctl
-sleep 100000 > ctl 2> /dev/null &  # keeps ibsim's console open
+mkfifo "$S/ctl"
+sleep 100000 > "$S/ctl" 2> /dev/null &  # keeps ibsim's console open
 SLEEPER=$!
 SO=$(ls /usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so)
-t0=$(now)
-ibsim -s "$TOPO" < ctl > ibsim.log 2>&1 &
-wait_for 120 "ibnetdiscover on ibsim" \
-  sh -c 'SIM_HOST=$0 LD_PRELOAD=$1 ibnetdiscover > disc' "$HOST" "$SO"
-s_first=$(since "$t0")
-t0=$(now); SIM_HOST=$HOST LD_PRELOAD=$SO ibnetdiscover > /dev/null 2>&1; s_disc=$(since "$t0")
-osm_conf "$S"
-t0=$(now)
-SIM_HOST=$HOST OSM_CACHE_DIR=$S LD_PRELOAD=$SO opensm -F "$S/osm.conf" -f "$S/osm.log" > /dev/null 2>&1 &
-wait_up "$S/osm.log"; s_sm=$(since "$t0")
-s_ports=$(grep -c '^\[' disc)
-pkill -f "opensm -F $S" || true
-pkill -f "ibsim -s $TOPO" || true
-wait_for 30 "the first ibsim to exit" sh -c '! pgrep -f "ibsim -s $0"' "$TOPO"
-rm -f "$S/osm.log"
-t0=$(now)
-ibsim -s "$TOPO" < ctl > ibsim2.log 2>&1 &
-wait_for 120 "ibsim to answer smpquery" env SIM_HOST="$HOST" LD_PRELOAD="$SO" smpquery -D nodeinfo 0
-SIM_HOST=$HOST OSM_CACHE_DIR=$S LD_PRELOAD=$SO opensm -F "$S/osm.conf" -f "$S/osm.log" > /dev/null 2>&1 &
-wait_up "$S/osm.log"; s_start_sm=$(since "$t0")
-pkill -f "opensm -F $S" || true
-pkill -f "ibsim -s $TOPO" || true
-cd - > /dev/null
+ibsim_round() {
+  local t0 i
+  cd "$S"
+  t0=$(now)
+  ibsim -s "$TOPO" < ctl > ibsim.log 2>&1 &
+  wait_for 120 "ibnetdiscover on ibsim" \
+    sh -c 'SIM_HOST=$0 LD_PRELOAD=$1 ibnetdiscover > disc' "$HOST" "$SO"
+  S_FIRST+=("$(since "$t0")")
+  for ((i = 0; i < DISC; i++)); do
+    t0=$(now); SIM_HOST=$HOST LD_PRELOAD=$SO ibnetdiscover > /dev/null 2>&1; S_DISC+=("$(since "$t0")")
+  done
+  osm_conf "$S"
+  rm -f "$S/osm.log"
+  t0=$(now)
+  SIM_HOST=$HOST OSM_CACHE_DIR=$S LD_PRELOAD=$SO opensm -F "$S/osm.conf" -f "$S/osm.log" > /dev/null 2>&1 &
+  wait_up "$S/osm.log"; S_SM+=("$(since "$t0")")
+  s_ports=$(grep -c '^\[' disc)
+  pkill -f "opensm -F $S" || true
+  pkill -f "ibsim -s $TOPO" || true
+  wait_for 30 "the first ibsim to exit" sh -c '! pgrep -f "ibsim -s $0"' "$TOPO"
+  rm -f "$S/osm.log"
+  t0=$(now)
+  ibsim -s "$TOPO" < ctl > ibsim2.log 2>&1 &
+  wait_for 120 "ibsim to answer smpquery" env SIM_HOST="$HOST" LD_PRELOAD="$SO" smpquery -D nodeinfo 0
+  SIM_HOST=$HOST OSM_CACHE_DIR=$S LD_PRELOAD=$SO opensm -F "$S/osm.conf" -f "$S/osm.log" > /dev/null 2>&1 &
+  wait_up "$S/osm.log"; S_START_SM+=("$(since "$t0")")
+  pkill -f "opensm -F $S" || true
+  pkill -f "ibsim -s $TOPO" || true
+  wait_for 30 "ibsim to exit" sh -c '! pgrep -f "ibsim -s $0"' "$TOPO"
+  cd - > /dev/null
+}
 
-printf '%-44s %10s %10s\n' "wall seconds" ibemu ibsim
-printf '%-44s %10.2f %10.2f\n' "start to a complete ibnetdiscover" "$e_first" "$s_first"
-printf '%-44s %10.2f %10.2f\n' "ibnetdiscover on a running fabric" "$e_disc" "$s_disc"
-printf '%-44s %10.2f %10.2f\n' "opensm start to SUBNET UP" "$e_sm" "$s_sm"
-printf '%-44s %10.2f %10.2f\n' "start to SUBNET UP (opensm when it answers)" "$e_start_sm" "$s_start_sm"
+for ((r = 0; r < ROUNDS; r++)); do
+  ibemu_round
+  ibsim_round
+done
+
+row() {  # label, ibemu samples name, ibsim samples name
+  local -n a=$2 b=$3
+  local x y
+  x=$(median "${a[@]}"); y=$(median "${b[@]}")
+  printf '%-44s %10.2f %10.2f %8.2f\n' "$1" "$x" "$y" "$(echo "$x / $y" | bc -l)"
+}
+printf '%-44s %10s %10s %8s\n' "wall seconds (median)" ibemu ibsim ratio
+row "start to a complete ibnetdiscover" E_FIRST S_FIRST
+row "ibnetdiscover on a running fabric" E_DISC S_DISC
+row "opensm start to SUBNET UP" E_SM S_SM
+row "start to SUBNET UP (opensm when it answers)" E_START_SM S_START_SM
 printf '%-44s %10s %10s\n' "port lines discovered" "$e_ports" "$s_ports"

@@ -28,11 +28,10 @@ constexpr uint64_t kIbsimSwitchGuidBase = 0x200000;
 constexpr uint64_t kIbsimCaGuidBase = 0x100000;
 constexpr uint64_t kRouterGuidBase = 0x300000;  // ibsim leaves its router base at 0
 
-// Vendor and device IDs the writer prints; cosmetic, the parser does not keep them. 0x2c9 is
-// Mellanox's OUI, 0xbd36 the InfiniScale IV (MT48438), 0x673c the ConnectX-2 (MT26428).
-constexpr uint32_t kVendorId = 0x2c9;
-constexpr uint32_t kSwitchDeviceId = 0xbd36;
-constexpr uint32_t kCaDeviceId = 0x673c;
+// The writer prints the vendor and device IDs the emulated devices answer with (topology.h);
+// the parser does not keep a file's. They matter to tools: ibnetdiscover asks SwitchX and
+// ConnectX ports for Mellanox's ExtendedPortInfo, so ibsim reading a file written here presents
+// the same devices and gets the same queries.
 
 enum GuidKind { kSwitchGuid = 0, kCaGuid = 1, kRouterGuid = 2 };
 

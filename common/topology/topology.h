@@ -14,6 +14,13 @@ namespace ibemu::topology {
 
 enum class NodeType : uint8_t { kSwitch, kCa };
 
+// What every emulated device answers in NodeInfo, and what the topology writer prints, so that a
+// file written here describes the fabric as tools see it: Mellanox's OUI, the SwitchX (MT51000)
+// and the ConnectX-5 (MT4119) that the verbs library presents as mlx5_0.
+constexpr uint32_t kVendorId = 0x2c9;
+constexpr uint16_t kSwitchDeviceId = 0xc738;
+constexpr uint16_t kCaDeviceId = 0x1017;
+
 // Where a thing came from, so that errors name the file and line (DEVELOPERS.md: bad input).
 struct SourceLocation {
   std::string file;  // empty for generated topologies

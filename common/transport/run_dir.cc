@@ -94,7 +94,8 @@ std::string CheckFabricName(const std::string& name) {
 
 FabricFiles FilesOf(const std::string& dir, const std::string& name) {
   std::string base = dir + "/" + name;
-  return {base + ".lock", base + ".json", base + ".sock", base + ".umad.sock"};
+  return {base + ".lock", base + ".json", base + ".sock", base + ".umad.sock",
+          base + ".umad.direct"};
 }
 
 std::string IpcEndpoint(const std::string& socket_path, std::string* err) {

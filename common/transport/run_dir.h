@@ -34,6 +34,9 @@ struct FabricFiles {
   std::string state;    // JSON written (write then rename) once the instance answers
   std::string service;  // the control socket of `ibemu status|down|link`
   std::string umad;     // the MAD channel of hostlib/umad (common/transport/umad.proto)
+  // The same channel as a Unix SOCK_SEQPACKET socket, one message per packet, which the service
+  // loop reads itself: no ZeroMQ I/O thread on either side (emulator/fabric/local_channel.h).
+  std::string direct;
 };
 FabricFiles FilesOf(const std::string& dir, const std::string& name);
 

@@ -61,7 +61,7 @@ void InitManagement(mgmt::ManagedNode* d, const scenario::Scenario& s, int n,
   nm.node_type = sw ? 2 : 1;
   nm.node_guid = nm.system_guid = node.guid;
   nm.description = node.description.empty() ? node.name : node.description;
-  nm.device_id = sw ? 0xC738 : 0x1017;  // SwitchX, ConnectX-5 (the verbs library's mlx5_0)
+  nm.device_id = sw ? topology::kSwitchDeviceId : topology::kCaDeviceId;
   for (int p = 0; p <= node.num_ports; ++p) {
     mgmt::PortMgmt& pm = d->port_mgmt(p);
     pm.port_guid = sw ? node.guid : node.guid + static_cast<uint64_t>(p);

@@ -91,7 +91,7 @@ std::unique_ptr<FabricInstance> FabricInstance::Claim(const transport::RunDir& d
     nlohmann::json old = ReadState(files.state);
     struct stat sb;
     bool leftovers = !old.is_null() || lstat(files.service.c_str(), &sb) == 0 ||
-                     lstat(files.umad.c_str(), &sb) == 0;
+                     lstat(files.umad.c_str(), &sb) == 0 || lstat(files.direct.c_str(), &sb) == 0;
     if (leftovers) {
       int pid = old.is_object() ? old.value("pid", 0) : 0;
       *note = "removed the files of a fabric named '" + name + "'" +
@@ -118,6 +118,7 @@ void FabricInstance::RemoveFiles() {
   RemoveIfPresent(files_.state + ".tmp");
   RemoveIfPresent(files_.service);
   RemoveIfPresent(files_.umad);
+  RemoveIfPresent(files_.direct);
 }
 
 void FabricInstance::RemoveState() {

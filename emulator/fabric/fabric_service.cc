@@ -30,6 +30,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 constexpr uint32_t kServiceProtocol = 0x49424555;  // ServiceRequest.protocol
+constexpr auto kSpinAfterMad = std::chrono::microseconds(200);
 std::atomic<bool> g_stop{false};
 
 void OnSignal(int) {
@@ -159,8 +160,10 @@ int Up(scenario::Scenario s, const UpOptions& o) {
   rep->set(zmq::sockopt::maxmsgsize, int64_t{64} << 10);
   rep->bind(service_ep);
   FabricInstance::MakePrivate(files.service);
-  auto umad = std::make_unique<UmadService>(*ctx, umad_ep, *f, s, part);
+  if (std::string e; transport::IpcEndpoint(files.direct, &e).empty()) throw std::runtime_error(e);
+  auto umad = std::make_unique<UmadService>(*ctx, umad_ep, files.direct, *f, s, part);
   FabricInstance::MakePrivate(files.umad);
+  FabricInstance::MakePrivate(files.direct);
   inst->WriteState({{"name", o.name},
                     {"pid", getpid()},
                     {"run_dir", rd.path},
@@ -183,29 +186,39 @@ int Up(scenario::Scenario s, const UpOptions& o) {
   double lag = 0;
   uint64_t link_seq = 0;
   std::string stop_reason = "signal";
-  zmq::pollitem_t items[2] = {{rep->handle(), 0, ZMQ_POLLIN, 0},
-                              {umad->socket().handle(), 0, ZMQ_POLLIN, 0}};
+  std::vector<zmq::pollitem_t> items;
   auto next_sweep = Clock::now();
+  auto spin_until = Clock::now();
   auto slice_ms = std::chrono::milliseconds(std::max<int64_t>(1, o.slice / link::kPsPerMs));
   while (!g_stop) {
     // Sleep until the next event is due in wall time (at most a slice) or a request comes.
     // Requests are taken between steps and act at the virtual time reached, which is where the
     // wall clock is (paced), so a MAD's round trip costs its virtual time, not a slice.
     std::chrono::milliseconds wait(0);
-    if (o.pace > 0) {
+    if (o.pace > 0 && Clock::now() >= spin_until) {
       SimTime next = part.NextEventTime();
       double due = next == INT64_MAX ? 1e9 : static_cast<double>(next) / 1e12 / o.pace;
       double ms = (due - wall()) * 1e3;
       wait = ms >= 1 ? std::min(slice_ms, std::chrono::milliseconds(static_cast<int64_t>(ms)))
                      : std::chrono::milliseconds(0);
     }
+    items.assign(1, {rep->handle(), 0, ZMQ_POLLIN, 0});
+    umad->AddPollItems(&items);
     try {
-      zmq::poll(items, 2, wait);
+      zmq::poll(items.data(), items.size(), wait);
     } catch (const zmq::error_t& e) {
       if (e.num() != EINTR) throw;
       continue;  // a signal: g_stop is set and the loop ends
     }
-    if (items[1].revents & ZMQ_POLLIN) umad->Poll();
+    if (std::any_of(items.begin() + 1, items.end(),
+                    [](const zmq::pollitem_t& i) { return i.revents != 0; })) {
+      uint64_t before = umad->mads_in();
+      umad->Poll(items.data() + 1);
+      // A tool that sent a MAD sends its next one as soon as the answer is in: the loop keeps
+      // looking for a little while instead of sleeping, and the MAD does not wait for the
+      // service to wake up (each wake-up costs as much as the MAD itself).
+      if (umad->mads_in() != before) spin_until = Clock::now() + kSpinAfterMad;
+    }
     if (Clock::now() >= next_sweep) {
       umad->ForgetDeparted();
       next_sweep = Clock::now() + std::chrono::milliseconds(500);
@@ -292,10 +305,17 @@ int Up(scenario::Scenario s, const UpOptions& o) {
     // In steps of 1 us of virtual time, and for at most a slice of wall time before looking at
     // the sockets again: a fabric behind its pace (or running as fast as it can) would otherwise
     // run to the target in one go and leave its clients unanswered for as long as that takes.
-    // The steps do not change the order of events.
+    // The steps do not change the order of events. A step with nothing in it ends at the next
+    // event (stepping an idle fabric 1 us at a time kept it from keeping up with a fast pace,
+    // and a MAD's round trip waited for the steps).
     auto budget = Clock::now() + slice_ms;
-    while (part.now() < target && Clock::now() < budget)
-      part.RunUntil(std::min(target, part.now() + link::kPsPerUs));
+    while (part.now() < target && Clock::now() < budget) {
+      SimTime next = part.NextEventTime();
+      SimTime step = part.now() + link::kPsPerUs;
+      if (next != INT64_MAX && next + 1 > step) step = next + 1;
+      if (next == INT64_MAX) step = target;
+      part.RunUntil(std::min(target, step));
+    }
     umad->FlushCompletions();
     if (o.pace > 0) {
       double behind = wall() - static_cast<double>(part.now()) / 1e12 / o.pace;

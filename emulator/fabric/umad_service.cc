@@ -36,8 +36,9 @@ uint32_t RateGbps(const mgmt::PortMgmt& pm) {
 
 }  // namespace
 
-UmadService::UmadService(zmq::context_t& ctx, const std::string& endpoint, Fabric& f,
-                         const scenario::Scenario& s, engine::Partition& part)
+UmadService::UmadService(zmq::context_t& ctx, const std::string& endpoint,
+                         const std::string& direct_path, Fabric& f, const scenario::Scenario& s,
+                         engine::Partition& part)
     : sock_(ctx, zmq::socket_type::router), f_(f), s_(s), part_(part), endpoint_(endpoint) {
   sock_.set(zmq::sockopt::linger, 0);
   // Sending to a client that went away fails at once (EHOSTUNREACH), so it can be forgotten.
@@ -52,6 +53,7 @@ UmadService::UmadService(zmq::context_t& ctx, const std::string& endpoint, Fabri
   // A ToFabric is a few hundred bytes; a peer sending more is cut off before it is buffered.
   sock_.set(zmq::sockopt::maxmsgsize, int64_t{64} << 10);
   sock_.bind(endpoint);
+  if (!direct_path.empty()) local_ = std::make_unique<LocalChannel>(direct_path);
   for (auto& d : f_.devices) {
     if (d) d->SetMadClient(this);
     if (auto* h = dynamic_cast<hca::Hca*>(d.get())) h->SetVerbsClient(this);
@@ -70,7 +72,10 @@ void UmadService::ForgetDeparted() {
   for (const auto& [key, v] : attached_)
     for (const Client& c : v) ids.insert(c.routing_id);
   for (const auto& [id, sess] : sessions_) ids.insert(sess.routing_id);
-  for (const std::string& id : ids) Reply(id, std::string());
+  // The kernel reports the direct channel's departures itself (and an empty packet would read
+  // as a hang-up there).
+  for (const std::string& id : ids)
+    if (!LocalChannel::IsLocalId(id)) Reply(id, std::string());
 }
 
 size_t UmadService::attached_clients() const {
@@ -87,7 +92,18 @@ int UmadService::FindNode(const std::string& name) const {
   return -1;
 }
 
-void UmadService::Poll() {
+void UmadService::AddPollItems(std::vector<zmq::pollitem_t>* items) {
+  items->push_back({sock_.handle(), 0, ZMQ_POLLIN, 0});
+  if (local_) local_->AddPollItems(items);
+}
+
+void UmadService::Poll(const zmq::pollitem_t* ready) {
+  if (local_)
+    local_->Poll(
+        ready ? ready + 1 : nullptr,
+        [this](const std::string& id, const std::string& body) { Handle(id, body); },
+        [this](const std::string& id) { Forget(id); });
+  if (ready && !ready[0].revents) return;
   for (;;) {
     zmq::message_t id, body;
     if (!sock_.recv(id, zmq::recv_flags::dontwait)) return;
@@ -105,14 +121,20 @@ void UmadService::Reply(const std::string& routing_id, const std::string& body) 
   // What happened before the reply reaches the program first: the flush completions of a QP
   // moved to Error are there when ibv_modify_qp returns.
   FlushCompletions();
+  if (!SendTo(routing_id, body)) Forget(routing_id);  // the program exited without detaching
+}
+
+bool UmadService::SendTo(const std::string& routing_id, const std::string& body) {
+  if (LocalChannel::IsLocalId(routing_id)) return local_ && local_->Send(routing_id, body);
   try {
     zmq::send_result_t r =
         sock_.send(zmq::buffer(routing_id), zmq::send_flags::sndmore | zmq::send_flags::dontwait);
     if (r) sock_.send(zmq::buffer(body), zmq::send_flags::dontwait);
   } catch (const zmq::error_t& e) {
     if (e.num() != EHOSTUNREACH) throw;
-    Forget(routing_id);  // the program exited without detaching
+    return false;
   }
+  return true;
 }
 
 void UmadService::Forget(const std::string& routing_id) {

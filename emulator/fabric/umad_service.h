@@ -6,6 +6,7 @@
 // and the wire.
 #pragma once
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
@@ -13,6 +14,7 @@
 
 #include "emulator/engine/partition.h"
 #include "emulator/fabric/fabric.h"
+#include "emulator/fabric/local_channel.h"
 #include "emulator/hca/verbs_qp.h"
 
 namespace ibemu::umad {
@@ -24,13 +26,17 @@ namespace ibemu::fabric {
 
 class UmadService : public mgmt::MadClient, public hca::VerbsClient {
  public:
-  UmadService(zmq::context_t& ctx, const std::string& endpoint, Fabric& f,
-              const scenario::Scenario& s, engine::Partition& part);
+  // Clients connect at the ZeroMQ `endpoint` and, when `direct_path` is not empty, at a Unix
+  // SOCK_SEQPACKET socket there (LocalChannel): hostlib/umad uses the latter when it exists.
+  UmadService(zmq::context_t& ctx, const std::string& endpoint, const std::string& direct_path,
+              Fabric& f, const scenario::Scenario& s, engine::Partition& part);
   ~UmadService() override;
 
-  zmq::socket_t& socket() { return sock_; }
+  // What the service loop waits on for this channel.
+  void AddPollItems(std::vector<zmq::pollitem_t>* items);
   // Takes every waiting message; MADs enter the fabric at the partition's current time.
-  void Poll();
+  // `ready`: AddPollItems's items after a poll (only those with events are read), or null.
+  void Poll(const zmq::pollitem_t* ready = nullptr);
   // One client message, as Poll hands it over (also the fuzz target's entry): bytes that are
   // not a ToFabric, or name what the client does not hold, are dropped without a reply.
   void HandleMessage(const std::string& routing_id, const std::string& body) {
@@ -63,6 +69,8 @@ class UmadService : public mgmt::MadClient, public hca::VerbsClient {
   // The node one of whose ports has `lid` (within its LMC range), or "LID n".
   std::string NodeOfLid(uint16_t lid) const;
   void Reply(const std::string& routing_id, const std::string& body);
+  // False when the client is gone (the caller decides whether to forget it there and then).
+  bool SendTo(const std::string& routing_id, const std::string& body);
   void Forget(const std::string& routing_id);
   // Verbs programs (verbs_requests.cc): sessions, each a program on one HCA.
   struct Session {
@@ -77,6 +85,7 @@ class UmadService : public mgmt::MadClient, public hca::VerbsClient {
   void SendToSession(uint32_t session, const umad::FromFabric& msg);
 
   zmq::socket_t sock_;
+  std::unique_ptr<LocalChannel> local_;
   Fabric& f_;
   const scenario::Scenario& s_;
   engine::Partition& part_;

@@ -257,14 +257,7 @@ void UmadService::SendToSession(uint32_t session, const umad::FromFabric& msg) {
   if (it == sessions_.end()) return;
   // Called from inside the HCA's event: a program that has gone must not be forgotten here (its
   // QPs are being walked), so a failed send is left for ForgetDeparted to find.
-  std::string body = msg.SerializeAsString();
-  try {
-    if (sock_.send(zmq::buffer(it->second.routing_id),
-                   zmq::send_flags::sndmore | zmq::send_flags::dontwait))
-      sock_.send(zmq::buffer(body), zmq::send_flags::dontwait);
-  } catch (const zmq::error_t& e) {
-    if (e.num() != EHOSTUNREACH) throw;
-  }
+  SendTo(it->second.routing_id, msg.SerializeAsString());
 }
 
 void UmadService::AsyncEvent(uint32_t session, int type, uint32_t qpn, uint32_t srq) {

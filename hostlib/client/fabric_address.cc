@@ -84,6 +84,10 @@ std::string FabricAddress::SocketPath() const {
   return transport::FilesOf(run_dir.path, fabric).umad;
 }
 
+std::string FabricAddress::DirectPath() const {
+  return transport::FilesOf(run_dir.path, fabric).direct;
+}
+
 std::string FabricAddress::NameOption() const {
   return fabric == "default" ? "" : " --name " + fabric;
 }

@@ -24,6 +24,7 @@ struct FabricAddress {
   static FabricAddress FromEnv();
   std::string SocketPath() const;  // <run dir>/<fabric>.umad.sock
   std::string Endpoint() const { return "ipc://" + SocketPath(); }
+  std::string DirectPath() const;  // <run dir>/<fabric>.umad.direct (FabricLink::Start)
   // " --name <fabric>" for the commands a message suggests, or "" for the default fabric.
   std::string NameOption() const;
 };

@@ -1,13 +1,17 @@
 #include "hostlib/client/fabric_link.h"
 
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 #include <zmq.h>
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <vector>
 
@@ -49,8 +53,51 @@ void* OpenSocket(void* ctx, int type) {
 
 }  // namespace
 
-bool FabricLink::Start(const std::string& endpoint) {
+// Must match LocalChannel::kMaxMessage on the fabric's side, plus one to see a longer message.
+constexpr size_t kMaxDirectMessage = (size_t{64} << 10) + 1;
+// A lost or restarted fabric is tried again this often (ZeroMQ's first reconnect interval).
+constexpr auto kReconnectEvery = std::chrono::milliseconds(100);
+
+int FabricLink::ConnectDirect(const std::string& path) {
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  if (path.size() >= sizeof addr.sun_path) return -1;
+  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+  int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+  if (fd < 0) return -1;
+  int rc;
+  while ((rc = connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr)) < 0 &&
+         errno == EINTR) {
+  }
+  if (rc != 0) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+bool FabricLink::StartDirect(const std::string& path) {
+  int fd = ConnectDirect(path);
+  if (fd < 0) return false;
+  if ((wake_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) < 0) {
+    close(fd);
+    return false;
+  }
+  direct_ = true;
+  direct_path_ = path;
+  direct_fd_ = fd;
+  buf_.resize(kMaxDirectMessage);
+  return true;
+}
+
+bool FabricLink::Start(const std::string& endpoint, const std::string& direct_path) {
   if (started_) return true;
+  const char* choice = std::getenv("IBEMU_LINK");
+  if (!direct_path.empty() && !(choice && std::strcmp(choice, "zmq") == 0) &&
+      StartDirect(direct_path)) {
+    StartIoThread(&FabricLink::RunDirect);
+    return true;
+  }
   ctx_ = zmq_ctx_new();
   if (!ctx_) return false;
   dealer_ = OpenSocket(ctx_, ZMQ_DEALER);
@@ -83,16 +130,20 @@ bool FabricLink::Start(const std::string& endpoint) {
     dealer_fd_ = -1;
     return false;
   }
+  StartIoThread(&FabricLink::Run);
+  return true;
+}
+
+void FabricLink::StartIoThread(void (FabricLink::*run)()) {
   stop_ = false;
   // The application's signals go to the application's threads, as if there were no extra thread
   // (OpenSM, for one, handles SIGINT/SIGTERM/SIGHUP itself).
   sigset_t all, saved;
   sigfillset(&all);
   pthread_sigmask(SIG_SETMASK, &all, &saved);
-  thread_ = std::thread([this] { Run(); });
+  thread_ = std::thread([this, run] { (this->*run)(); });
   pthread_sigmask(SIG_SETMASK, &saved, nullptr);
   started_ = true;
-  return true;
 }
 
 void FabricLink::Stop() {
@@ -100,6 +151,18 @@ void FabricLink::Stop() {
   stop_ = true;
   Wake();
   thread_.join();
+  if (direct_) {
+    std::lock_guard lock(socket_mu_);
+    for (int* fd : {&direct_fd_, &dead_fd_}) {
+      if (*fd >= 0) close(*fd);
+      *fd = -1;
+    }
+    direct_ = false;
+    close(wake_fd_);
+    wake_fd_ = -1;
+    started_ = false;
+    return;
+  }
   zmq_close(monitor_);
   {
     std::lock_guard lock(socket_mu_);
@@ -124,6 +187,20 @@ void FabricLink::Wake() {
 void FabricLink::Post(const ToFabric& msg) {
   std::string bytes;
   if (!msg.SerializeToString(&bytes)) return;
+  if (direct_) {
+    // One packet, whole or not at all, in the order the threads got the lock. It blocks while
+    // the fabric's socket buffer is full: the service loop reads every client between steps.
+    NoCancel no_cancel;
+    std::lock_guard lock(socket_mu_);
+    ssize_t n = -1;
+    if (direct_fd_ >= 0) {
+      while ((n = send(direct_fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL)) < 0 &&
+             errno == EINTR) {
+      }
+    }
+    if (n < 0) HOST_TRACE("message to the fabric dropped: %s", std::strerror(errno));
+    return;
+  }
   bool unread;
   {
     NoCancel no_cancel;
@@ -179,25 +256,28 @@ int FabricLink::ReceiveAll() {
       return handled;
     }
     ++handled;
-    FromFabric msg;
-    bool ok = msg.ParseFromArray(zmq_msg_data(&part), static_cast<int>(zmq_msg_size(&part)));
+    Dispatch(zmq_msg_data(&part), zmq_msg_size(&part));
     zmq_msg_close(&part);
-    if (!ok) {
-      HOST_TRACE("unparsable message from the fabric dropped");
-      continue;
-    }
-    responsive_ = true;
-    if (msg.request() != 0) {
-      std::lock_guard lock(rpc_mu_);
-      auto it = rpc_.find(msg.request());
-      if (it != rpc_.end()) {
-        it->second = std::move(msg);
-        rpc_cv_.notify_all();
-        continue;
-      }
-    }
-    listener_->OnFabricMessage(msg);
   }
+}
+
+void FabricLink::Dispatch(const void* data, size_t size) {
+  FromFabric msg;
+  if (!msg.ParseFromArray(data, static_cast<int>(size))) {
+    HOST_TRACE("unparsable message from the fabric dropped");
+    return;
+  }
+  responsive_ = true;
+  if (msg.request() != 0) {
+    std::lock_guard lock(rpc_mu_);
+    auto it = rpc_.find(msg.request());
+    if (it != rpc_.end()) {
+      it->second = std::move(msg);
+      rpc_cv_.notify_all();
+      return;
+    }
+  }
+  listener_->OnFabricMessage(msg);
 }
 
 void FabricLink::ReadMonitor() {
@@ -232,7 +312,98 @@ void FabricLink::ReadMonitor() {
 int FabricLink::TryReceive() {
   NoCancel no_cancel;
   std::unique_lock lock(dispatch_mu_, std::try_to_lock);
-  return lock ? ReceiveAll() : -1;
+  if (!lock) return -1;
+  return direct_ ? ReceiveAllDirect() : ReceiveAll();
+}
+
+int FabricLink::BeginReceiving() {
+  if (!direct_) return -1;
+  std::lock_guard lock(socket_mu_);
+  if (direct_fd_ >= 0) ++receivers_;
+  return direct_fd_;
+}
+
+void FabricLink::DropDirect() {
+  std::lock_guard lock(socket_mu_);
+  if (dead_fd_ >= 0) close(dead_fd_);
+  dead_fd_ = direct_fd_;
+  direct_fd_ = -1;
+}
+
+int FabricLink::ReceiveAllDirect() {
+  int handled = 0;
+  for (;;) {
+    int fd;
+    {
+      std::lock_guard lock(socket_mu_);
+      fd = direct_fd_;
+    }
+    if (fd < 0) return handled;
+    // Only this thread (holding dispatch_mu_) closes the socket, so fd stays valid here.
+    ssize_t n = recv(fd, buf_.data(), buf_.size(), MSG_DONTWAIT);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return handled;
+    if (n <= 0 || static_cast<size_t>(n) >= kMaxDirectMessage) {
+      HOST_TRACE("the fabric hung up; connecting again every %lld ms",
+                 static_cast<long long>(kReconnectEvery.count()));
+      DropDirect();
+      return handled;
+    }
+    ++handled;
+    Dispatch(buf_.data(), static_cast<size_t>(n));
+  }
+}
+
+void FabricLink::RunDirect() {
+  auto next_connect = std::chrono::steady_clock::now();
+  while (!stop_) {
+    std::unique_lock dispatch(dispatch_mu_);
+    auto now = std::chrono::steady_clock::now();
+    int fd;
+    {
+      std::lock_guard lock(socket_mu_);
+      fd = direct_fd_;
+    }
+    if (fd < 0 && now >= next_connect) {
+      // A fabric that went and came back has forgotten our attachments: the listener sends
+      // them again, on the new connection.
+      int nfd = ConnectDirect(direct_path_);
+      next_connect = now + kReconnectEvery;
+      if (nfd >= 0) {
+        {
+          std::lock_guard lock(socket_mu_);
+          if (dead_fd_ >= 0) close(dead_fd_);
+          dead_fd_ = -1;
+          direct_fd_ = fd = nfd;
+        }
+        HOST_TRACE("reconnected to the fabric; attaching again");
+        listener_->OnReconnected();
+      }
+    }
+    std::optional<std::chrono::steady_clock::time_point> until = listener_->NextDeadline();
+    if (fd < 0 && (!until || next_connect < *until)) until = next_connect;
+    const bool receivers = receivers_ > 0;
+    if (receivers && (!until || now + kReceiverCheck < *until)) until = now + kReceiverCheck;
+    int timeout_ms = -1;
+    if (until) {
+      auto wait = std::chrono::ceil<std::chrono::milliseconds>(*until - now).count();
+      timeout_ms = wait < 0 ? 0 : static_cast<int>(wait);
+    }
+    pollfd items[3] = {
+        {receivers ? -1 : fd, POLLIN, 0}, {wake_fd_, POLLIN, 0}, {listener_->ExtraFd(), POLLIN, 0}};
+    dispatch.unlock();
+    // A negative fd (lost connection, no extra fd) is ignored by poll().
+    if (poll(items, 3, timeout_ms) < 0 && errno != EINTR)
+      HOST_TRACE("poll: %s", std::strerror(errno));
+    if (items[1].revents & POLLIN) {
+      uint64_t count;
+      [[maybe_unused]] ssize_t n = read(wake_fd_, &count, sizeof count);
+    }
+    dispatch.lock();
+    if (items[0].revents) ReceiveAllDirect();
+    if (items[2].fd >= 0 && (items[2].revents & POLLIN)) listener_->OnExtraFd();
+    listener_->OnTimers(std::chrono::steady_clock::now());
+  }
 }
 
 void FabricLink::Run() {

@@ -49,8 +49,12 @@ class FabricLink {
   FabricLink(const FabricLink&) = delete;
   FabricLink& operator=(const FabricLink&) = delete;
 
-  // Connects (asynchronously: ZeroMQ keeps retrying) and starts the I/O thread.
-  bool Start(const std::string& endpoint);
+  // Connects (asynchronously: ZeroMQ keeps retrying) and starts the I/O thread. With a
+  // `direct_path` that a fabric listens at (and IBEMU_LINK not "zmq"), the link is that Unix
+  // SOCK_SEQPACKET socket instead (emulator/fabric/local_channel.h): sends go from the calling
+  // thread straight to the fabric's service loop, and replies straight to the I/O thread, with
+  // no ZeroMQ I/O thread on either side. A lost connection is tried again every 100 ms.
+  bool Start(const std::string& endpoint, const std::string& direct_path = "");
   void Stop();
   bool started() const { return started_; }
 
@@ -65,20 +69,44 @@ class FabricLink {
   // takes.
   int TryReceive();
   // Readable (edge-triggered, as ZMQ_FD is) when something may have arrived: for a thread that
-  // blocks waiting for what TryReceive would bring. -1 before Start.
+  // blocks waiting for what TryReceive would bring. -1 before Start, and on the direct socket.
   int receive_fd() const { return dealer_fd_; }
   // Re-evaluate timers and the extra fd now.
   void Wake();
+
+  // On the direct socket, a thread about to block until messages come (umad_recv) may watch the
+  // socket itself and take them in with TryReceive: a reply then wakes that thread alone, not
+  // the I/O thread first. BeginReceiving returns the descriptor to poll, or -1 (not direct, or
+  // the connection is lost), and EndReceiving is given what it returned. While any thread
+  // receives, the I/O thread leaves the socket alone, and looks every kReceiverCheck whether one
+  // still does: a message that arrives just after the last one stopped waits at most that long
+  // for a thread that only polls the umad file descriptor. A socket the fabric hung up on stays
+  // open (and readable) until the I/O thread connects again, so a receiver polling it wakes, and
+  // is then given -1: it is no longer counted, and the I/O thread takes over.
+  int BeginReceiving();
+  void EndReceiving(int fd) {
+    if (fd >= 0) --receivers_;
+  }
+  static constexpr std::chrono::milliseconds kReceiverCheck{10};
 
   // False after a Call went unanswered, until the fabric is heard from again.
   bool responsive() const { return responsive_; }
 
  private:
   void Run();
+  void StartIoThread(void (FabricLink::*run)());
   bool Readable();   // under socket_mu_
   int ReceiveAll();  // under dispatch_mu_; how many messages
+  // One message: the reply a Call waits for, or the listener's. Under dispatch_mu_.
+  void Dispatch(const void* data, size_t size);
 
   void ReadMonitor();
+  // The direct socket: connected, or -1; and the I/O thread's side of it.
+  static int ConnectDirect(const std::string& path);
+  bool StartDirect(const std::string& path);
+  void RunDirect();
+  int ReceiveAllDirect();
+  void DropDirect();  // under dispatch_mu_: the fabric hung up (the socket becomes dead_fd_)
 
   LinkListener* listener_;
   void* ctx_ = nullptr;
@@ -94,6 +122,13 @@ class FabricLink {
   std::mutex dispatch_mu_;  // the listener's calls, and receiving
   std::mutex socket_mu_;    // dealer_
   int dealer_fd_ = -1;      // signals, edge-triggered, that dealer_ may have changed state
+
+  bool direct_ = false;      // set at Start: the link is the SOCK_SEQPACKET socket
+  std::string direct_path_;  // where it connects
+  int direct_fd_ = -1;       // under socket_mu_; -1 when lost
+  int dead_fd_ = -1;         // under socket_mu_: the hung-up socket, closed at the reconnection
+  std::string buf_;          // receive buffer, under dispatch_mu_
+  std::atomic<int> receivers_{0};
 
   std::mutex rpc_mu_;
   std::condition_variable rpc_cv_;

@@ -189,7 +189,7 @@ void Host::Hint(const std::string& why) {
 
 bool Host::EnsureLink() {
   std::lock_guard lock(mu_);
-  return link_.Start(cfg_.Endpoint());
+  return link_.Start(cfg_.Endpoint(), cfg_.DirectPath());
 }
 
 int Host::Describe(CaAttributes* ca) {
@@ -328,8 +328,14 @@ void Host::PostSend(const UmadFile& file, const std::vector<uint8_t>& umad) {
   send->set_mad(umad.data() + kUmadHeaderBytes, umad.size() - kUmadHeaderBytes);
   ToProto(HeaderOf(umad).addr, send->mutable_addr());
   link_.Post(msg);
-  // A send may start a response or ACK timer: the I/O thread waits for the earliest one.
-  link_.Wake();
+}
+
+void Host::WakeIoIfSoonerLocked() {
+  std::optional<Clock::time_point> next = NextDeadlineLocked();
+  if (next && *next < io_waits_until_) {
+    io_waits_until_ = *next;
+    link_.Wake();
+  }
 }
 
 void Host::PostWire(const UmadFile& file, const WireMads& wire) {
@@ -373,7 +379,8 @@ int Host::Send(int fd, uint32_t agent_id, const uint8_t* umad, int length, int t
     WireMads wire;
     int r = file->rmpp_sends.Start(agent_id, agent->req.rmpp_version, std::move(sent), timeout_ms,
                                    retries, !IsResponseMad(view.method()), Clock::now(), wire);
-    PostWire(*file, wire);  // wakes the I/O thread, which picks up the new ACK timer
+    PostWire(*file, wire);
+    WakeIoIfSoonerLocked();  // the ACK timer
     return r;
   }
 
@@ -389,6 +396,7 @@ int Host::Send(int fd, uint32_t agent_id, const uint8_t* umad, int length, int t
     file->sends.Track(std::move(track));
   }
   PostSend(*file, sent);
+  WakeIoIfSoonerLocked();  // the response timer
   return 0;
 }
 
@@ -448,14 +456,22 @@ int Host::Recv(int fd, uint8_t* umad, int* length, int timeout_ms) {
       wait_ms = static_cast<int>(left);
     }
     // Blocking without a lock held: poll() is a cancellation point, and OpenSM stops its
-    // receiver thread with pthread_cancel.
-    struct pollfd pfd = {fd, POLLIN, 0};
-    int n = poll(&pfd, 1, wait_ms);
+    // receiver thread with pthread_cancel (which unwinds through the guard).
+    struct Receiving {
+      FabricLink& link;
+      int fd;
+      explicit Receiving(FabricLink& l) : link(l), fd(l.BeginReceiving()) {}
+      ~Receiving() { link.EndReceiving(fd); }
+    } receiving(link_);
+    struct pollfd pfd[2] = {{fd, POLLIN, 0}, {receiving.fd, POLLIN, 0}};
+    int n = poll(pfd, receiving.fd >= 0 ? 2 : 1, wait_ms);
     if (n < 0) return -EIO;
     if (n == 0) {
       errno = ETIMEDOUT;
       return -ETIMEDOUT;
     }
+    // What arrived goes to its file (this one's, or another's) before the queue is looked at.
+    if (pfd[1].revents) link_.TryReceive();
   }
 }
 
@@ -551,6 +567,7 @@ std::optional<std::vector<uint8_t>> Host::RmppReceiveLocked(UmadFile& file, cons
     abort(rmpp_status::kBadType);
   }
   PostWire(file, wire);
+  WakeIoIfSoonerLocked();
   return whole;
 }
 
@@ -568,6 +585,16 @@ void Host::OnReconnected() {
 
 std::optional<Clock::time_point> Host::NextDeadline() {
   std::lock_guard lock(mu_);
+  std::optional<Clock::time_point> next = NextDeadlineLocked();
+  // The I/O thread looks again within kIoHeartbeat even with no timer due, so a timer started
+  // later than that (a MAD's timeout is 100 ms or more) needs no wake-up.
+  Clock::time_point beat = Clock::now() + kIoHeartbeat;
+  if (!next || beat < *next) next = beat;
+  io_waits_until_ = *next;
+  return next;
+}
+
+std::optional<Clock::time_point> Host::NextDeadlineLocked() const {
   std::optional<Clock::time_point> next;
   auto consider = [&](std::optional<Clock::time_point> d) {
     if (d && (!next || *d < *next)) next = d;

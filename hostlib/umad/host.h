@@ -105,6 +105,10 @@ class Host final : public LinkListener {
   uint32_t NextHiTid();
   void Push(UmadFile& file, std::vector<uint8_t> record);
   void PostSend(const UmadFile& file, const std::vector<uint8_t>& umad);
+  // After a timer may have been started: wakes the I/O thread only when the earliest timer is
+  // now before the one it waits for (a wake-up on every send cost a context switch per MAD).
+  void WakeIoIfSoonerLocked();
+  std::optional<Clock::time_point> NextDeadlineLocked() const;
   void PostWire(const UmadFile& file, const WireMads& wire);
   // ib_process_rmpp_recv_wc(): an RMPP-active MAD for a kernel-RMPP agent. DATA goes to the
   // reassembly, ACK, STOP and ABORT to the sends; returns the message once it is whole.
@@ -119,6 +123,10 @@ class Host final : public LinkListener {
   std::atomic<bool> hinted_{false};
 
   std::mutex mu_;  // everything below; taken by application threads and the I/O thread
+  // The deadline the I/O thread last took from NextDeadline (max: none), so a new timer wakes it
+  // only when it is sooner.
+  Clock::time_point io_waits_until_ = Clock::time_point::max();
+  static constexpr std::chrono::milliseconds kIoHeartbeat{50};
   std::map<int, std::unique_ptr<UmadFile>> files_;  // by fd
   std::map<uint32_t, UmadFile*> by_handle_;
   uint32_t next_handle_ = 1;

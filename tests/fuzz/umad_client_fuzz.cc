@@ -46,7 +46,7 @@ struct World : fuzzing::FuzzFabric {
                              return true;
                            },
                            [](pid_t, uint64_t, const iovec*, int) { return true; }});
-    umad = std::make_unique<fabric::UmadService>(ctx, "inproc://umad-fuzz", *f, s, *part);
+    umad = std::make_unique<fabric::UmadService>(ctx, "inproc://umad-fuzz", "", *f, s, *part);
     Start();
     for (int i = 0; i < 3; ++i) clients[i] = Connect("c" + std::to_string(i));
     checker = Connect("checker");

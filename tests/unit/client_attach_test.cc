@@ -19,8 +19,8 @@ namespace {
 class ClientAttach : public ::testing::Test {
  protected:
   void SetUp() override {
-    service_ = std::make_unique<fabric::UmadService>(ctx_, "inproc://client-attach", *w_.f, w_.s,
-                                                     *w_.part);
+    service_ = std::make_unique<fabric::UmadService>(ctx_, "inproc://client-attach", "", *w_.f,
+                                                     w_.s, *w_.part);
     w_.Start();
     client_.set(zmq::sockopt::routing_id, "client");
     client_.set(zmq::sockopt::linger, 0);

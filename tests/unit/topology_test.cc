@@ -298,7 +298,9 @@ TEST(TopologyWriter, RoundTripGeneratedFabrics) {
 TEST(TopologyWriter, PrintsIbnetdiscoverLayout) {
   std::string text = Write(TestBed(k4xDdr, k4xQdr));
   std::string s1 = NodeNamed(TestBed(k4xDdr, k4xQdr), "S1").description;
-  EXPECT_NE(text.find("vendid=0x2c9\ndevid=0xbd36\nsysimgguid=0x"), std::string::npos);
+  // The IDs the emulated SwitchX and ConnectX-5 answer with in NodeInfo.
+  EXPECT_NE(text.find("vendid=0x2c9\ndevid=0xc738\nsysimgguid=0x"), std::string::npos);
+  EXPECT_NE(text.find("vendid=0x2c9\ndevid=0x1017\nsysimgguid=0x"), std::string::npos);
   EXPECT_NE(text.find("\nSwitch\t36 \"S1\"\t\t# \"" + s1 + "\" base port 0 lid 0 lmc 0\n"),
             std::string::npos);
   EXPECT_NE(text.find("\n[4]\t\"S2\"[5]\t\t# \""), std::string::npos);

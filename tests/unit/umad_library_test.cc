@@ -11,7 +11,9 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <zmq.h>
@@ -91,16 +93,28 @@ struct Umad {
 
 // ---------------------------------------------------------------------------------------------
 // The fabric side: a ROUTER that answers Query and Attach, records everything it is sent and
-// injects Receive messages on request.
+// injects Receive messages on request. With a `direct_path` it also listens there on a Unix
+// SOCK_SEQPACKET socket, as `ibemu up` does, and the library then talks to it that way.
 
 class FakeFabric {
  public:
-  explicit FakeFabric(const std::string& endpoint, bool answer = true) : answer_(answer) {
+  explicit FakeFabric(const std::string& endpoint, bool answer = true,
+                      const std::string& direct_path = "")
+      : answer_(answer), direct_path_(direct_path) {
     ctx_ = zmq_ctx_new();
     router_ = zmq_socket(ctx_, ZMQ_ROUTER);
     int zero = 0;
     zmq_setsockopt(router_, ZMQ_LINGER, &zero, sizeof zero);
     EXPECT_EQ(zmq_bind(router_, endpoint.c_str()), 0) << zmq_strerror(zmq_errno());
+    if (!direct_path.empty()) {
+      sockaddr_un addr{};
+      addr.sun_family = AF_UNIX;
+      std::snprintf(addr.sun_path, sizeof addr.sun_path, "%s", direct_path.c_str());
+      listen_fd_ = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+      unlink(direct_path.c_str());
+      EXPECT_EQ(bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+      EXPECT_EQ(listen(listen_fd_, 16), 0);
+    }
     thread_ = std::thread([this] { Run(); });
   }
   ~FakeFabric() {
@@ -108,7 +122,14 @@ class FakeFabric {
     thread_.join();
     zmq_close(router_);
     zmq_ctx_term(ctx_);
+    for (int fd : direct_clients_) close(fd);
+    if (listen_fd_ >= 0) {
+      close(listen_fd_);
+      unlink(direct_path_.c_str());
+    }
   }
+  // Clients connected over the direct socket so far.
+  int direct_connections() const { return direct_connections_; }
 
   static CaAttributes Ca() {
     CaAttributes ca;
@@ -197,13 +218,39 @@ class FakeFabric {
  private:
   void Run() {
     while (!stop_) {
-      zmq_pollitem_t item{router_, 0, ZMQ_POLLIN, 0};
-      zmq_poll(&item, 1, 5);
+      std::vector<zmq_pollitem_t> items = {{router_, 0, ZMQ_POLLIN, 0}};
+      if (listen_fd_ >= 0) items.push_back({nullptr, listen_fd_, ZMQ_POLLIN, 0});
+      for (int fd : direct_clients_) items.push_back({nullptr, fd, ZMQ_POLLIN, 0});
+      zmq_poll(items.data(), static_cast<int>(items.size()), 5);
       for (;;) {
         std::string id, body;
         if (!RecvPart(&id, ZMQ_DONTWAIT)) break;
         RecvPart(&body, 0);
         Handle(id, body);
+      }
+      if (listen_fd_ >= 0) {
+        for (int fd; (fd = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC)) >= 0;) {
+          direct_clients_.push_back(fd);
+          ++direct_connections_;
+        }
+      }
+      for (auto it = direct_clients_.begin(); it != direct_clients_.end();) {
+        char buf[70000];
+        ssize_t n;
+        bool gone = false;
+        while ((n = recv(*it, buf, sizeof buf, MSG_DONTWAIT)) != 0) {
+          if (n < 0) {
+            gone = errno != EAGAIN;
+            break;
+          }
+          Handle(DirectId(*it), std::string(buf, static_cast<size_t>(n)));
+        }
+        if (n == 0 || gone) {
+          close(*it);
+          it = direct_clients_.erase(it);
+        } else {
+          ++it;
+        }
       }
       std::deque<std::pair<uint32_t, std::string>> out;
       {
@@ -218,10 +265,19 @@ class FakeFabric {
           if (it == peers_.end()) continue;
           peer = it->second;
         }
-        zmq_send(router_, peer.data(), peer.size(), ZMQ_SNDMORE);
-        zmq_send(router_, bytes.data(), bytes.size(), 0);
+        SendTo(peer, bytes);
       }
     }
+  }
+
+  static std::string DirectId(int fd) { return "\x01" + std::to_string(fd); }
+  void SendTo(const std::string& peer, const std::string& bytes) {
+    if (peer[0] == '\x01') {
+      send(std::stoi(peer.substr(1)), bytes.data(), bytes.size(), MSG_NOSIGNAL);
+      return;
+    }
+    zmq_send(router_, peer.data(), peer.size(), ZMQ_SNDMORE);
+    zmq_send(router_, bytes.data(), bytes.size(), 0);
   }
 
   bool RecvPart(std::string* out, int flags) {
@@ -237,9 +293,7 @@ class FakeFabric {
   }
 
   void Reply(const std::string& peer, const FromFabric& msg) {
-    std::string bytes = msg.SerializeAsString();
-    zmq_send(router_, peer.data(), peer.size(), ZMQ_SNDMORE);
-    zmq_send(router_, bytes.data(), bytes.size(), 0);
+    SendTo(peer, msg.SerializeAsString());
   }
 
   void Handle(const std::string& peer, const std::string& body) {
@@ -281,6 +335,10 @@ class FakeFabric {
   }
 
   bool answer_;
+  std::string direct_path_;
+  int listen_fd_ = -1;
+  std::vector<int> direct_clients_;  // fabric thread only
+  std::atomic<int> direct_connections_{0};
   void* ctx_;
   void* router_;
   std::thread thread_;
@@ -305,7 +363,9 @@ Address From(uint32_t lid, uint32_t qpn, uint32_t sl = 0, uint32_t pkey_index = 
 
 // ---------------------------------------------------------------------------------------------
 
-class UmadLibraryTest : public ::testing::Test {
+// Every library test runs over both links: the ZeroMQ endpoint (a fabric without the direct
+// socket) and the Unix SOCK_SEQPACKET socket that `ibemu up` offers beside it.
+class UmadLibraryTest : public ::testing::TestWithParam<bool> {
  protected:
   void SetUp() override {
     char tmpl[] = "/tmp/ibemu-umad-test-XXXXXX";
@@ -324,8 +384,10 @@ class UmadLibraryTest : public ::testing::Test {
   }
 
   std::string Endpoint() const { return "ipc://" + dir_ + "/t.umad.sock"; }
+  bool direct() const { return GetParam(); }
   void StartFabric(bool answer = true) {
-    fabric_ = std::make_unique<FakeFabric>(Endpoint(), answer);
+    fabric_ = std::make_unique<FakeFabric>(Endpoint(), answer,
+                                           direct() ? dir_ + "/t.umad.direct" : std::string());
   }
 
   int OpenPort() {
@@ -338,7 +400,7 @@ class UmadLibraryTest : public ::testing::Test {
   std::unique_ptr<FakeFabric> fabric_;
 };
 
-TEST_F(UmadLibraryTest, HeaderIsTheSixtyFourByteUserMad) {
+TEST_P(UmadLibraryTest, HeaderIsTheSixtyFourByteUserMad) {
   EXPECT_EQ(umad_size(), sizeof(struct ib_user_mad));
   EXPECT_EQ(umad_size(), 64u);
   Umad u;
@@ -368,7 +430,7 @@ TEST_F(UmadLibraryTest, HeaderIsTheSixtyFourByteUserMad) {
   EXPECT_STREQ(umad_sa_mad_status_str(htobe16(0x0300)), "No Records");
 }
 
-TEST_F(UmadLibraryTest, CaAndPortComeFromTheFabric) {
+TEST_P(UmadLibraryTest, CaAndPortComeFromTheFabric) {
   StartFabric();
   char names[UMAD_MAX_DEVICES][UMAD_CA_NAME_LEN];
   ASSERT_EQ(umad_get_cas_names(names, UMAD_MAX_DEVICES), 1);
@@ -418,7 +480,7 @@ TEST_F(UmadLibraryTest, CaAndPortComeFromTheFabric) {
   umad_free_ca_device_list(list);
 }
 
-TEST_F(UmadLibraryTest, NoFabricMeansNoDeviceAtOnce) {
+TEST_P(UmadLibraryTest, NoFabricMeansNoDeviceAtOnce) {
   auto start = std::chrono::steady_clock::now();
   char names[4][UMAD_CA_NAME_LEN];
   EXPECT_EQ(umad_get_cas_names(names, 4), 0);
@@ -428,7 +490,7 @@ TEST_F(UmadLibraryTest, NoFabricMeansNoDeviceAtOnce) {
   EXPECT_LT(std::chrono::steady_clock::now() - start, 500ms);
 }
 
-TEST_F(UmadLibraryTest, SilentFabricMeansNoDeviceAfterOneTimeout) {
+TEST_P(UmadLibraryTest, SilentFabricMeansNoDeviceAfterOneTimeout) {
   StartFabric(/*answer=*/false);
   auto start = std::chrono::steady_clock::now();
   char names[4][UMAD_CA_NAME_LEN];
@@ -440,7 +502,7 @@ TEST_F(UmadLibraryTest, SilentFabricMeansNoDeviceAfterOneTimeout) {
   EXPECT_LT(took, 2000ms);  // ...the others only glanced
 }
 
-TEST_F(UmadLibraryTest, OpenPortAttachesAndClosePortDetaches) {
+TEST_P(UmadLibraryTest, OpenPortAttachesAndClosePortDetaches) {
   StartFabric();
   EXPECT_EQ(umad_open_port("ibemu0", 7), -EINVAL);  // no such port
   int fd = umad_open_port("ibemu0", 2);
@@ -459,9 +521,11 @@ TEST_F(UmadLibraryTest, OpenPortAttachesAndClosePortDetaches) {
     if (m.has_attach() && m.attach().handle() == *handle)
       attached_port2 = m.attach().port() == 2 && m.attach().node() == "H1";
   EXPECT_TRUE(attached_port2);
+  // The library took the direct socket when the fabric offered one, and ZeroMQ otherwise.
+  EXPECT_EQ(fabric_->direct_connections(), direct() ? 1 : 0);
 }
 
-TEST_F(UmadLibraryTest, UnansweredRequestComesBackTimedOutAfterAllRetries) {
+TEST_P(UmadLibraryTest, UnansweredRequestComesBackTimedOutAfterAllRetries) {
   StartFabric();
   int fd = OpenPort();
   int agent = umad_register(fd, kClassSmiDr, 1, 0, nullptr);
@@ -498,7 +562,7 @@ TEST_F(UmadLibraryTest, UnansweredRequestComesBackTimedOutAfterAllRetries) {
   EXPECT_EQ(fabric_->Sends().size(), 3u);
 }
 
-TEST_F(UmadLibraryTest, RequestsGetTheAgentsHiTidAndResponsesKeepTheirs) {
+TEST_P(UmadLibraryTest, RequestsGetTheAgentsHiTidAndResponsesKeepTheirs) {
   StartFabric();
   int fd = OpenPort();
   int a = umad_register(fd, kClassSmi, 1, 0, nullptr);
@@ -528,7 +592,7 @@ TEST_F(UmadLibraryTest, RequestsGetTheAgentsHiTidAndResponsesKeepTheirs) {
   EXPECT_EQ(get_a.hdr()->agent_id, static_cast<uint32_t>(a));
 }
 
-TEST_F(UmadLibraryTest, ResponseGoesToTheSendingAgentWithTheSendersAddress) {
+TEST_P(UmadLibraryTest, ResponseGoesToTheSendingAgentWithTheSendersAddress) {
   StartFabric();
   fabric_->OnSend([&](const umad::Send& s) { fabric_->Respond(s, From(7, 1, 3, 2)); });
   int fd = OpenPort();
@@ -560,7 +624,7 @@ TEST_F(UmadLibraryTest, ResponseGoesToTheSendingAgentWithTheSendersAddress) {
   EXPECT_EQ(fabric_->Sends().size(), 1u);
 }
 
-TEST_F(UmadLibraryTest, ResponsesNobodyWaitsForAreDropped) {
+TEST_P(UmadLibraryTest, ResponsesNobodyWaitsForAreDropped) {
   StartFabric();
   int fd = OpenPort();
   int agent = umad_register(fd, kClassSmi, 1, 0, nullptr);
@@ -578,7 +642,7 @@ TEST_F(UmadLibraryTest, ResponsesNobodyWaitsForAreDropped) {
   EXPECT_EQ(umad_recv(fd, got.p(), &len, 300), -ETIMEDOUT);
 }
 
-TEST_F(UmadLibraryTest, UnsolicitedRequestsGoByClassVersionAndMethodMask) {
+TEST_P(UmadLibraryTest, UnsolicitedRequestsGoByClassVersionAndMethodMask) {
   StartFabric();
   int fd = OpenPort();
   long get_set[16 / sizeof(long)] = {};
@@ -618,7 +682,7 @@ TEST_F(UmadLibraryTest, UnsolicitedRequestsGoByClassVersionAndMethodMask) {
   expect_delivered(MakeMad(kClassSa, 2, kGet, 0x1004), sa);
 }
 
-TEST_F(UmadLibraryTest, FdIsReadableExactlyWhileAMadIsQueued) {
+TEST_P(UmadLibraryTest, FdIsReadableExactlyWhileAMadIsQueued) {
   StartFabric();
   int fd = OpenPort();
   long mask[16 / sizeof(long)] = {1L << kGet};
@@ -646,7 +710,7 @@ TEST_F(UmadLibraryTest, FdIsReadableExactlyWhileAMadIsQueued) {
   EXPECT_EQ(umad_recv(fd, got.p(), &len, 0), -EAGAIN);
 }
 
-TEST_F(UmadLibraryTest, SmallBufferGetsEnospcAndTheMadStaysQueued) {
+TEST_P(UmadLibraryTest, SmallBufferGetsEnospcAndTheMadStaysQueued) {
   StartFabric();
   int fd = OpenPort();
   long mask[16 / sizeof(long)] = {1L << kGet};
@@ -662,7 +726,7 @@ TEST_F(UmadLibraryTest, SmallBufferGetsEnospcAndTheMadStaysQueued) {
   EXPECT_EQ(len, 256);
 }
 
-TEST_F(UmadLibraryTest, AgentRegistrationRules) {
+TEST_P(UmadLibraryTest, AgentRegistrationRules) {
   StartFabric();
   int fd = OpenPort();
   EXPECT_EQ(umad_register(fd, kClassSmi, 1, 0, nullptr), 0);  // lowest free id first
@@ -711,7 +775,7 @@ TEST_F(UmadLibraryTest, AgentRegistrationRules) {
   EXPECT_EQ(umad_send(fd, 0, big.data(), 256, 0, 0), 0);
 }
 
-TEST_F(UmadLibraryTest, RequestNeverHangsWhenTheFabricDies) {
+TEST_P(UmadLibraryTest, RequestNeverHangsWhenTheFabricDies) {
   StartFabric();
   int fd = OpenPort();
   int agent = umad_register(fd, kClassSmiDr, 1, 0, nullptr);
@@ -727,7 +791,7 @@ TEST_F(UmadLibraryTest, RequestNeverHangsWhenTheFabricDies) {
   EXPECT_LT(std::chrono::steady_clock::now() - start, 1000ms);
 }
 
-TEST_F(UmadLibraryTest, BlockingReceiverAndConcurrentSenders) {
+TEST_P(UmadLibraryTest, BlockingReceiverAndConcurrentSenders) {
   StartFabric();
   fabric_->OnSend([&](const umad::Send& s) { fabric_->Respond(s, From(2, 1)); });
   int fd = OpenPort();
@@ -762,7 +826,7 @@ TEST_F(UmadLibraryTest, BlockingReceiverAndConcurrentSenders) {
   EXPECT_EQ(bad, 0);
 }
 
-TEST_F(UmadLibraryTest, IssmFileAssertsIsSmWhileOpen) {
+TEST_P(UmadLibraryTest, IssmFileAssertsIsSmWhileOpen) {
   StartFabric();
   int fd = OpenPort();
   auto handle = *fabric_->last_handle();
@@ -794,7 +858,7 @@ TEST_F(UmadLibraryTest, IssmFileAssertsIsSmWhileOpen) {
   EXPECT_NE(stat(path, &st), 0);  // removed
 }
 
-TEST_F(UmadLibraryTest, IssmRequestedBeforeOpenAppliesToPortsOpenedLater) {
+TEST_P(UmadLibraryTest, IssmRequestedBeforeOpenAppliesToPortsOpenedLater) {
   StartFabric();
   char path[256];
   ASSERT_EQ(umad_get_issm_path("ibemu0", 0, path, sizeof path), 0);
@@ -813,7 +877,7 @@ TEST_F(UmadLibraryTest, IssmRequestedBeforeOpenAppliesToPortsOpenedLater) {
   EXPECT_TRUE(is_sm(false));
 }
 
-TEST_F(UmadLibraryTest, AttachesAgainWhenTheFabricComesBack) {
+TEST_P(UmadLibraryTest, AttachesAgainWhenTheFabricComesBack) {
   StartFabric();
   int fd = OpenPort();
   int agent = umad_register(fd, kClassPerf, 1, 0, nullptr);
@@ -944,7 +1008,7 @@ class UmadRmppTest : public UmadLibraryTest {
   uint32_t handle_ = 0;
 };
 
-TEST_F(UmadRmppTest, SendIsSegmentedAndPacedByTheReceiversWindow) {
+TEST_P(UmadRmppTest, SendIsSegmentedAndPacedByTheReceiversWindow) {
   OpenSa();
   // A 632-byte GetTableResp: 576 data bytes, three segments, 24 bytes of padding.
   const uint64_t tid = 0x0000BEEF00000042ull;
@@ -1000,7 +1064,7 @@ TEST_F(UmadRmppTest, SendIsSegmentedAndPacedByTheReceiversWindow) {
   EXPECT_EQ(fabric_->Sends().size(), 3u);
 }
 
-TEST_F(UmadRmppTest, LostAckMakesTheWindowGoAgain) {
+TEST_P(UmadRmppTest, LostAckMakesTheWindowGoAgain) {
   OpenSa();
   Mad msg = SaMessage(632, kGetTableResp, 0x43);
   SendResponse(msg, 150, 2);  // ACK timeout 150 ms
@@ -1026,7 +1090,7 @@ TEST_F(UmadRmppTest, LostAckMakesTheWindowGoAgain) {
   for (size_t i = 3; i < sent; ++i) EXPECT_NE(RmppOf(Sent(i)).seg, 1u);
 }
 
-TEST_F(UmadRmppTest, UnacknowledgedSendComesBackTimedOut) {
+TEST_P(UmadRmppTest, UnacknowledgedSendComesBackTimedOut) {
   OpenSa();
   const uint64_t tid = 0x0000BEEF00000044ull;
   auto start = std::chrono::steady_clock::now();
@@ -1043,7 +1107,7 @@ TEST_F(UmadRmppTest, UnacknowledgedSendComesBackTimedOut) {
   for (const auto& s : sends) EXPECT_EQ(RmppOf(s.mad()).seg, 1u);
 }
 
-TEST_F(UmadRmppTest, AbortFromTheReceiverEndsTheSendQuietly) {
+TEST_P(UmadRmppTest, AbortFromTheReceiverEndsTheSendQuietly) {
   OpenSa();
   SendResponse(SaMessage(632, kGetTableResp, 0x45), 100, 5);
   ASSERT_TRUE(fabric_->WaitForSends(1));
@@ -1082,7 +1146,7 @@ class UmadRmppClientTest : public UmadLibraryTest {
   uint32_t handle_ = 0;
 };
 
-TEST_F(UmadRmppClientTest, SegmentsAreAcknowledgedAndReassembledInOrder) {
+TEST_P(UmadRmppClientTest, SegmentsAreAcknowledgedAndReassembledInOrder) {
   int sa = umad_register(fd_, kClassSa, 2, 1, nullptr);
   ASSERT_GE(sa, 0);
   const uint64_t tid = Ask(sa, 0x77);
@@ -1151,7 +1215,7 @@ TEST_F(UmadRmppClientTest, SegmentsAreAcknowledgedAndReassembledInOrder) {
   EXPECT_EQ(r.status, 120);
 }
 
-TEST_F(UmadRmppClientTest, SingleSegmentIsCutToItsPayloadLength) {
+TEST_P(UmadRmppClientTest, SingleSegmentIsCutToItsPayloadLength) {
   int sa = umad_register(fd_, kClassSa, 2, 1, nullptr);
   ASSERT_GE(sa, 0);
   // Two 64-byte records: PayloadLength 20 + 128, so the message is 184 bytes and sa_query counts
@@ -1183,7 +1247,7 @@ TEST_F(UmadRmppClientTest, SingleSegmentIsCutToItsPayloadLength) {
   EXPECT_EQ(len, 56);
 }
 
-TEST_F(UmadRmppClientTest, WholeMessageGoesToTheAgentThatAsked) {
+TEST_P(UmadRmppClientTest, WholeMessageGoesToTheAgentThatAsked) {
   int a = umad_register(fd_, kClassSa, 2, 1, nullptr);
   int b = umad_register(fd_, kClassSa, 2, 1, nullptr);
   int plain = umad_register(fd_, kClassSa, 2, 0, nullptr);  // no RMPP: segments pass untouched
@@ -1303,7 +1367,7 @@ void FillNodeInfo(Mad& mad) {
   d[36] = 1;   // LocalPortNum
 }
 
-TEST_F(UmadLibraryTest, SmpqueryRunsOverTheLibrary) {
+TEST_P(UmadLibraryTest, SmpqueryRunsOverTheLibrary) {
   if (!CanRunDebianTools()) GTEST_SKIP() << "no infiniband-diags, or a sanitizer build";
   StartFabric();
   fabric_->OnSend([&](const umad::Send& s) {
@@ -1321,7 +1385,7 @@ TEST_F(UmadLibraryTest, SmpqueryRunsOverTheLibrary) {
   EXPECT_NE(res.out.find("Channel Adapter"), std::string::npos) << res.out;
 }
 
-TEST_F(UmadLibraryTest, SmpqueryFailsCleanlyWhenNobodyAnswers) {
+TEST_P(UmadLibraryTest, SmpqueryFailsCleanlyWhenNobodyAnswers) {
   if (!CanRunDebianTools()) GTEST_SKIP() << "no infiniband-diags, or a sanitizer build";
   StartFabric();  // answers Query/Attach but no SMP
   auto res = RunWithOurLibrary({"/usr/sbin/smpquery", "-t", "100", "-D", "nodeinfo", "0"}, dir_);
@@ -1333,6 +1397,13 @@ TEST_F(UmadLibraryTest, SmpqueryFailsCleanlyWhenNobodyAnswers) {
   EXPECT_GE(fabric_->Sends().size(), 1u);
   EXPECT_LT(res.took, 5000ms);
 }
+
+std::string LinkName(const ::testing::TestParamInfo<bool>& info) {
+  return info.param ? "Direct" : "Zmq";
+}
+INSTANTIATE_TEST_SUITE_P(Links, UmadLibraryTest, ::testing::Bool(), LinkName);
+INSTANTIATE_TEST_SUITE_P(Links, UmadRmppTest, ::testing::Bool(), LinkName);
+INSTANTIATE_TEST_SUITE_P(Links, UmadRmppClientTest, ::testing::Bool(), LinkName);
 
 }  // namespace
 }  // namespace ibemu::umad
