@@ -1,6 +1,8 @@
 #include "emulator/fabric/fabric_service.h"
 
+#include <sched.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -22,6 +24,7 @@
 #include "emulator/fabric/fabric.h"
 #include "emulator/fabric/fabric_instance.h"
 #include "emulator/fabric/runner.h"
+#include "emulator/fabric/service_poller.h"
 #include "emulator/fabric/umad_service.h"
 #include "emulator/results/report.h"
 
@@ -31,6 +34,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 constexpr uint32_t kServiceProtocol = 0x49424555;  // ServiceRequest.protocol
 constexpr auto kSpinAfterMad = std::chrono::microseconds(200);
+constexpr auto kShortestSleep = std::chrono::microseconds(20);
 std::atomic<bool> g_stop{false};
 
 void OnSignal(int) {
@@ -187,6 +191,9 @@ int Up(scenario::Scenario s, const UpOptions& o) {
   uint64_t link_seq = 0;
   std::string stop_reason = "signal";
   std::vector<zmq::pollitem_t> items;
+  ServicePoller poller({rep.get(), &umad->socket()});
+  // Sleeps end within 10 us of their time rather than the default 50.
+  prctl(PR_SET_TIMERSLACK, 10000UL, 0, 0, 0);
   auto next_sweep = Clock::now();
   auto spin_until = Clock::now();
   auto slice_ms = std::chrono::milliseconds(std::max<int64_t>(1, o.slice / link::kPsPerMs));
@@ -194,26 +201,27 @@ int Up(scenario::Scenario s, const UpOptions& o) {
     // Sleep until the next event is due in wall time (at most a slice) or a request comes.
     // Requests are taken between steps and act at the virtual time reached, which is where the
     // wall clock is (paced), so a MAD's round trip costs its virtual time, not a slice.
-    std::chrono::milliseconds wait(0);
-    if (o.pace > 0 && Clock::now() >= spin_until) {
+    std::chrono::microseconds wait(0);
+    if (o.pace > 0 && Clock::now() < spin_until) {
+      sched_yield();  // looking, but a thread of the tool (OpenSM has several) goes first
+    } else if (o.pace > 0) {
       SimTime next = part.NextEventTime();
       double due = next == INT64_MAX ? 1e9 : static_cast<double>(next) / 1e12 / o.pace;
-      double ms = (due - wall()) * 1e3;
-      wait = ms >= 1 ? std::min(slice_ms, std::chrono::milliseconds(static_cast<int64_t>(ms)))
-                     : std::chrono::milliseconds(0);
+      double us = (due - wall()) * 1e6;
+      // A sleep ends some microseconds late (the timer slack), so the shortest waits are not
+      // slept but looked through.
+      if (us >= kShortestSleep.count())
+        wait = std::min<std::chrono::microseconds>(
+            slice_ms, std::chrono::microseconds(static_cast<int64_t>(us)));
     }
-    items.assign(1, {rep->handle(), 0, ZMQ_POLLIN, 0});
+    items.clear();
     umad->AddPollItems(&items);
-    try {
-      zmq::poll(items.data(), items.size(), wait);
-    } catch (const zmq::error_t& e) {
-      if (e.num() != EINTR) throw;
-      continue;  // a signal: g_stop is set and the loop ends
-    }
-    if (std::any_of(items.begin() + 1, items.end(),
-                    [](const zmq::pollitem_t& i) { return i.revents != 0; })) {
+    if (umad->TakeZmqUsed()) poller.Touched(1);  // replies and completions went out on it
+    std::vector<bool> ready = poller.Wait(wait, &items);
+    if (ready[1] || std::any_of(items.begin(), items.end(),
+                                [](const zmq::pollitem_t& i) { return i.revents != 0; })) {
       uint64_t before = umad->mads_in();
-      umad->Poll(items.data() + 1);
+      umad->Poll(ready[1], items.data());
       // A tool that sent a MAD sends its next one as soon as the answer is in: the loop keeps
       // looking for a little while instead of sleeping, and the MAD does not wait for the
       // service to wake up (each wake-up costs as much as the MAD itself).
@@ -224,7 +232,8 @@ int Up(scenario::Scenario s, const UpOptions& o) {
       next_sweep = Clock::now() + std::chrono::milliseconds(500);
     }
     std::vector<zmq::message_t> frames;
-    while ((items[0].revents & ZMQ_POLLIN) && !g_stop &&
+    if (ready[0]) poller.Touched(0);  // received on, and answered on, below
+    while (ready[0] && !g_stop &&
            zmq::recv_multipart(*rep, std::back_inserter(frames), zmq::recv_flags::dontwait)) {
       // [routing id, ..., empty delimiter, request]; anything else is not a REQ's and is dropped.
       auto delim = std::find_if(frames.begin(), frames.end(),

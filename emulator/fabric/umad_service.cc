@@ -93,17 +93,16 @@ int UmadService::FindNode(const std::string& name) const {
 }
 
 void UmadService::AddPollItems(std::vector<zmq::pollitem_t>* items) {
-  items->push_back({sock_.handle(), 0, ZMQ_POLLIN, 0});
   if (local_) local_->AddPollItems(items);
 }
 
-void UmadService::Poll(const zmq::pollitem_t* ready) {
+void UmadService::Poll(bool zmq_ready, const zmq::pollitem_t* ready) {
   if (local_)
     local_->Poll(
-        ready ? ready + 1 : nullptr,
-        [this](const std::string& id, const std::string& body) { Handle(id, body); },
+        ready, [this](const std::string& id, const std::string& body) { Handle(id, body); },
         [this](const std::string& id) { Forget(id); });
-  if (ready && !ready[0].revents) return;
+  if (!zmq_ready) return;
+  zmq_used_ = true;
   for (;;) {
     zmq::message_t id, body;
     if (!sock_.recv(id, zmq::recv_flags::dontwait)) return;
@@ -126,6 +125,7 @@ void UmadService::Reply(const std::string& routing_id, const std::string& body) 
 
 bool UmadService::SendTo(const std::string& routing_id, const std::string& body) {
   if (LocalChannel::IsLocalId(routing_id)) return local_ && local_->Send(routing_id, body);
+  zmq_used_ = true;
   try {
     zmq::send_result_t r =
         sock_.send(zmq::buffer(routing_id), zmq::send_flags::sndmore | zmq::send_flags::dontwait);

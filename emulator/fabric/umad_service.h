@@ -9,6 +9,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 #include <zmq.hpp>
 
@@ -32,11 +33,16 @@ class UmadService : public mgmt::MadClient, public hca::VerbsClient {
               Fabric& f, const scenario::Scenario& s, engine::Partition& part);
   ~UmadService() override;
 
-  // What the service loop waits on for this channel.
+  zmq::socket_t& socket() { return sock_; }
+  // The direct channel's descriptors, for the service loop to wait on beside the socket.
   void AddPollItems(std::vector<zmq::pollitem_t>* items);
   // Takes every waiting message; MADs enter the fabric at the partition's current time.
-  // `ready`: AddPollItems's items after a poll (only those with events are read), or null.
-  void Poll(const zmq::pollitem_t* ready = nullptr);
+  // `zmq_ready`: whether the ZeroMQ socket has messages; `ready`: AddPollItems's items after a
+  // poll (only those with events are read), or null to read every client.
+  void Poll(bool zmq_ready = true, const zmq::pollitem_t* ready = nullptr);
+  // Whether the ZeroMQ socket was used (sent or received on) since the last call: its ZMQ_FD
+  // may then have lost its edge (ServicePoller::Touched).
+  bool TakeZmqUsed() { return std::exchange(zmq_used_, false); }
   // One client message, as Poll hands it over (also the fuzz target's entry): bytes that are
   // not a ToFabric, or name what the client does not hold, are dropped without a reply.
   void HandleMessage(const std::string& routing_id, const std::string& body) {
@@ -96,6 +102,7 @@ class UmadService : public mgmt::MadClient, public hca::VerbsClient {
   uint32_t next_session_ = 1;
   uint64_t seq_ = 0;
   uint64_t mads_in_ = 0, mads_out_ = 0;
+  bool zmq_used_ = true;
 };
 
 }  // namespace ibemu::fabric
