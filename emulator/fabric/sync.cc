@@ -130,7 +130,14 @@ void Sync::Promises(SimTime next,
     bool wanted = promise > nb.promised &&
                   (nb.need_in == kUnknown || (nb.promised <= nb.need_in && promise > nb.need_in) ||
                    (nb.promised < duration_ && promise >= duration_));
-    bool waits = need != INT64_MAX && need != nb.need_sent;
+    // A larger need than the one told waits until nb's promise has passed that one: until then
+    // nb sends its promise when it passes the old need anyway, and this process, if still short,
+    // tells it the new one then (telling it at every event of this process, as the need follows
+    // the next event, made a third of the batches of a switch cut per device). A smaller need
+    // always goes: nb would otherwise hold back a promise this process needs.
+    bool waits = need != INT64_MAX && need != nb.need_sent &&
+                 (nb.need_sent < 0 || nb.need_sent == INT64_MAX || need < nb.need_sent ||
+                  nb.promise_in > nb.need_sent);
     // An acknowledgement goes when the batches it covers hold the neighbour back.
     bool ack = nb.owed_min != INT64_MAX &&
                (nb.need_in == kUnknown ||
