@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <stdexcept>
 
@@ -34,7 +35,10 @@ LocalChannel::~LocalChannel() {
 }
 
 void LocalChannel::AddPollItems(std::vector<zmq::pollitem_t>* items) const {
-  items->push_back({nullptr, listen_fd_, ZMQ_POLLIN, 0});
+  // While out of descriptors the listening socket stays readable: not watched for a while, or
+  // the service loop would spin on it.
+  bool paused = std::chrono::steady_clock::now() < accept_paused_until_;
+  items->push_back({nullptr, paused ? -1 : listen_fd_, ZMQ_POLLIN, 0});
   for (const auto& [id, c] : clients_)
     items->push_back(
         {nullptr, c.fd, static_cast<short>(ZMQ_POLLIN | (c.held.empty() ? 0 : ZMQ_POLLOUT)), 0});
@@ -75,7 +79,11 @@ void LocalChannel::Poll(
     int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd < 0) {
       if (errno == EINTR || errno == ECONNABORTED) continue;
-      break;  // EAGAIN, or out of descriptors: the client waits in the backlog
+      // EAGAIN; or out of descriptors, when the client waits in the backlog and the listening
+      // socket is left alone for 100 ms.
+      if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
+        accept_paused_until_ = std::chrono::steady_clock::now() + std::chrono::milliseconds(100);
+      break;
     }
     std::string id(1, kIdMark);
     id += std::to_string(next_id_++);

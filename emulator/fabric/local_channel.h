@@ -6,6 +6,7 @@
 // not). Clients are named like ROUTER peers, by an id string that no ZeroMQ peer can have, so the
 // service keeps one table of attachments for both.
 #pragma once
+#include <chrono>
 #include <deque>
 #include <functional>
 #include <map>
@@ -58,6 +59,7 @@ class LocalChannel {
 
   std::string path_;
   int listen_fd_ = -1;
+  std::chrono::steady_clock::time_point accept_paused_until_{};
   uint64_t next_id_ = 1;
   std::map<std::string, Client> clients_;
   std::vector<char> buf_;

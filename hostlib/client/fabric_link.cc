@@ -63,7 +63,10 @@ int FabricLink::ConnectDirect(const std::string& path) {
   addr.sun_family = AF_UNIX;
   if (path.size() >= sizeof addr.sun_path) return -1;
   std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
-  int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+  // Non-blocking throughout: a fabric that has stopped reading (stopped, overloaded) must not
+  // hold up a thread that holds the library's locks. A full backlog (EAGAIN) is tried again
+  // like a fabric that is not there.
+  int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd < 0) return -1;
   int rc;
   while ((rc = connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr)) < 0 &&
@@ -152,12 +155,14 @@ void FabricLink::Stop() {
   Wake();
   thread_.join();
   if (direct_) {
+    // An application thread in TryReceive holds dispatch_mu_ while it reads the socket.
+    std::lock_guard dispatch(dispatch_mu_);
     std::lock_guard lock(socket_mu_);
-    for (int* fd : {&direct_fd_, &dead_fd_}) {
-      if (*fd >= 0) close(*fd);
-      *fd = -1;
-    }
-    direct_ = false;
+    if (direct_fd_ >= 0) close(direct_fd_);
+    for (int fd : retired_) close(fd);
+    retired_.clear();
+    outbox_.clear();
+    direct_fd_ = -1;
     close(wake_fd_);
     wake_fd_ = -1;
     started_ = false;
@@ -188,17 +193,23 @@ void FabricLink::Post(const ToFabric& msg) {
   std::string bytes;
   if (!msg.SerializeToString(&bytes)) return;
   if (direct_) {
-    // One packet, whole or not at all, in the order the threads got the lock. It blocks while
-    // the fabric's socket buffer is full: the service loop reads every client between steps.
-    NoCancel no_cancel;
-    std::lock_guard lock(socket_mu_);
-    ssize_t n = -1;
-    if (direct_fd_ >= 0) {
-      while ((n = send(direct_fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL)) < 0 &&
-             errno == EINTR) {
+    // One packet, whole or not at all, in the order the threads got the lock. What the socket
+    // cannot take now waits here, in order, for the I/O thread to send as the fabric reads (as
+    // ZeroMQ's unlimited queue held it): a send never blocks, so a fabric that stopped reading
+    // cannot hold up a thread that holds the library's locks, and requests still time out.
+    bool queued;
+    {
+      NoCancel no_cancel;
+      std::lock_guard lock(socket_mu_);
+      if (direct_fd_ < 0) {
+        HOST_TRACE("message to the fabric dropped: not connected");
+        return;
       }
+      if (outbox_.empty() && SendNow(bytes)) return;
+      outbox_.push_back(std::move(bytes));
+      queued = outbox_.size() == 1;
     }
-    if (n < 0) HOST_TRACE("message to the fabric dropped: %s", std::strerror(errno));
+    if (queued) Wake();  // the I/O thread now waits for room
     return;
   }
   bool unread;
@@ -316,6 +327,24 @@ int FabricLink::TryReceive() {
   return direct_ ? ReceiveAllDirect() : ReceiveAll();
 }
 
+bool FabricLink::SendNow(const std::string& bytes) {
+  ssize_t n;
+  while ((n = send(direct_fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL | MSG_DONTWAIT)) < 0 &&
+         errno == EINTR) {
+  }
+  if (n >= 0) return true;
+  if (errno == EAGAIN || errno == EWOULDBLOCK) return false;
+  // The fabric is gone: the message is lost with the connection, as on the other link, and the
+  // I/O thread notices the hang-up and connects again.
+  HOST_TRACE("message to the fabric dropped: %s", std::strerror(errno));
+  return true;
+}
+
+void FabricLink::FlushOutbox() {
+  std::lock_guard lock(socket_mu_);
+  while (!outbox_.empty() && direct_fd_ >= 0 && SendNow(outbox_.front())) outbox_.pop_front();
+}
+
 int FabricLink::BeginReceiving() {
   if (!direct_) return -1;
   std::lock_guard lock(socket_mu_);
@@ -325,9 +354,19 @@ int FabricLink::BeginReceiving() {
 
 void FabricLink::DropDirect() {
   std::lock_guard lock(socket_mu_);
-  if (dead_fd_ >= 0) close(dead_fd_);
-  dead_fd_ = direct_fd_;
+  if (direct_fd_ >= 0) retired_.push_back(direct_fd_);
   direct_fd_ = -1;
+  // What was waiting for room went with the connection; a reconnection attaches afresh.
+  outbox_.clear();
+}
+
+void FabricLink::CloseRetired() {
+  // A receiver counted now may hold a retired descriptor between BeginReceiving and its poll:
+  // closed under it, the number could be reused by an unrelated open(). With none counted,
+  // nobody holds one (BeginReceiving hands out only the live socket).
+  if (receivers_ > 0) return;
+  for (int fd : retired_) close(fd);
+  retired_.clear();
 }
 
 int FabricLink::ReceiveAllDirect() {
@@ -360,9 +399,11 @@ void FabricLink::RunDirect() {
     std::unique_lock dispatch(dispatch_mu_);
     auto now = std::chrono::steady_clock::now();
     int fd;
+    bool outbox;
     {
       std::lock_guard lock(socket_mu_);
       fd = direct_fd_;
+      CloseRetired();
     }
     if (fd < 0 && now >= next_connect) {
       // A fabric that went and came back has forgotten our attachments: the listener sends
@@ -372,8 +413,6 @@ void FabricLink::RunDirect() {
       if (nfd >= 0) {
         {
           std::lock_guard lock(socket_mu_);
-          if (dead_fd_ >= 0) close(dead_fd_);
-          dead_fd_ = -1;
           direct_fd_ = fd = nfd;
         }
         HOST_TRACE("reconnected to the fabric; attaching again");
@@ -389,8 +428,14 @@ void FabricLink::RunDirect() {
       auto wait = std::chrono::ceil<std::chrono::milliseconds>(*until - now).count();
       timeout_ms = wait < 0 ? 0 : static_cast<int>(wait);
     }
+    {
+      std::lock_guard lock(socket_mu_);
+      outbox = !outbox_.empty();
+    }
+    // The socket for input unless a receiver watches it, and for room while messages wait.
+    short events = static_cast<short>((receivers ? 0 : POLLIN) | (outbox ? POLLOUT : 0));
     pollfd items[3] = {
-        {receivers ? -1 : fd, POLLIN, 0}, {wake_fd_, POLLIN, 0}, {listener_->ExtraFd(), POLLIN, 0}};
+        {events ? fd : -1, events, 0}, {wake_fd_, POLLIN, 0}, {listener_->ExtraFd(), POLLIN, 0}};
     dispatch.unlock();
     // A negative fd (lost connection, no extra fd) is ignored by poll().
     if (poll(items, 3, timeout_ms) < 0 && errno != EINTR)
@@ -400,7 +445,8 @@ void FabricLink::RunDirect() {
       [[maybe_unused]] ssize_t n = read(wake_fd_, &count, sizeof count);
     }
     dispatch.lock();
-    if (items[0].revents) ReceiveAllDirect();
+    if (items[0].revents & POLLOUT) FlushOutbox();
+    if (items[0].revents & ~POLLOUT) ReceiveAllDirect();
     if (items[2].fd >= 0 && (items[2].revents & POLLIN)) listener_->OnExtraFd();
     listener_->OnTimers(std::chrono::steady_clock::now());
   }

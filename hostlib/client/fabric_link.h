@@ -12,11 +12,13 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "umad.pb.h"
 
@@ -58,7 +60,8 @@ class FabricLink {
   void Stop();
   bool started() const { return started_; }
 
-  // Sends a message without blocking. When the fabric cannot take it (no peer, queue full) it is
+  // Sends a message without blocking: what the link cannot take now is queued in order (ZeroMQ's
+  // queue, or this link's own on the direct socket). When there is no fabric to take it, it is
   // dropped, like a MAD lost on the wire.
   void Post(const ToFabric& msg);
   // Sends a request that the fabric answers (Query, Attach) and waits for the reply.
@@ -81,8 +84,8 @@ class FabricLink {
   // receives, the I/O thread leaves the socket alone, and looks every kReceiverCheck whether one
   // still does: a message that arrives just after the last one stopped waits at most that long
   // for a thread that only polls the umad file descriptor. A socket the fabric hung up on stays
-  // open (and readable) until the I/O thread connects again, so a receiver polling it wakes, and
-  // is then given -1: it is no longer counted, and the I/O thread takes over.
+  // open (and readable) while any receiver is counted, so a receiver polling it wakes, and is
+  // then given -1 (or the new socket): it is no longer counted, and the I/O thread takes over.
   int BeginReceiving();
   void EndReceiving(int fd) {
     if (fd >= 0) --receivers_;
@@ -106,7 +109,11 @@ class FabricLink {
   bool StartDirect(const std::string& path);
   void RunDirect();
   int ReceiveAllDirect();
-  void DropDirect();  // under dispatch_mu_: the fabric hung up (the socket becomes dead_fd_)
+  void DropDirect();  // under dispatch_mu_: the fabric hung up (the socket is retired)
+  // Under socket_mu_: sends one message on the direct socket unless it would block (false).
+  bool SendNow(const std::string& bytes);
+  void FlushOutbox();   // the I/O thread, when the socket has room
+  void CloseRetired();  // under socket_mu_
 
   LinkListener* listener_;
   void* ctx_ = nullptr;
@@ -126,8 +133,11 @@ class FabricLink {
   bool direct_ = false;      // set at Start: the link is the SOCK_SEQPACKET socket
   std::string direct_path_;  // where it connects
   int direct_fd_ = -1;       // under socket_mu_; -1 when lost
-  int dead_fd_ = -1;         // under socket_mu_: the hung-up socket, closed at the reconnection
-  std::string buf_;          // receive buffer, under dispatch_mu_
+  // Under socket_mu_: hung-up sockets, closed once no receiver is counted; and what waits for
+  // room on the live one.
+  std::vector<int> retired_;
+  std::deque<std::string> outbox_;
+  std::string buf_;  // receive buffer, under dispatch_mu_
   std::atomic<int> receivers_{0};
 
   std::mutex rpc_mu_;

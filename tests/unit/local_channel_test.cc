@@ -9,6 +9,8 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
@@ -112,6 +114,36 @@ TEST_F(LocalChannelTest, OutputForAClientThatDoesNotReadIsHeldInOrderNotDropped)
   items.clear();
   channel_->AddPollItems(&items);
   EXPECT_FALSE(items[1].events & ZMQ_POLLOUT);
+  EXPECT_TRUE(gone_.empty());
+}
+
+TEST_F(LocalChannelTest, APollReadsExactlyTheClientsThatHaveEventsAmongMany) {
+  // Twelve clients: their ids ("1" .. "12" after the mark) sort out of numeric order, which the
+  // poll items must follow.
+  std::vector<int> fds;
+  for (int i = 0; i < 12; ++i) fds.push_back(Connect());
+  for (int i = 0; i < 12; ++i) ASSERT_EQ(send(fds[i], "x", 1, 0), 1);
+  PollOnce();
+  ASSERT_EQ(got_.size(), 12u);
+  got_.clear();
+  for (int i : {1, 9, 11}) {
+    std::string body = "from " + std::to_string(i);
+    ASSERT_EQ(send(fds[i], body.data(), body.size(), 0), static_cast<ssize_t>(body.size()));
+  }
+  std::vector<zmq::pollitem_t> items;
+  channel_->AddPollItems(&items);
+  ASSERT_EQ(items.size(), 13u);
+  ASSERT_EQ(zmq::poll(items.data(), items.size(), std::chrono::milliseconds(1000)), 3);
+  channel_->Poll(
+      items.data(),
+      [&](const std::string& id, const std::string& body) {
+        got_.push_back({id, body});
+      },
+      [&](const std::string& id) { gone_.push_back(id); });
+  std::vector<std::string> bodies;
+  for (const auto& [id, body] : got_) bodies.push_back(body);
+  std::sort(bodies.begin(), bodies.end());
+  EXPECT_EQ(bodies, (std::vector<std::string>{"from 1", "from 11", "from 9"}));
   EXPECT_TRUE(gone_.empty());
 }
 

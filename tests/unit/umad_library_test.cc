@@ -130,6 +130,8 @@ class FakeFabric {
   }
   // Clients connected over the direct socket so far.
   int direct_connections() const { return direct_connections_; }
+  // From now on nothing more is read from the clients, as from a fabric that is stopped.
+  void StopReading() { deaf_ = true; }
 
   static CaAttributes Ca() {
     CaAttributes ca;
@@ -218,6 +220,10 @@ class FakeFabric {
  private:
   void Run() {
     while (!stop_) {
+      if (deaf_) {
+        std::this_thread::sleep_for(5ms);
+        continue;
+      }
       std::vector<zmq_pollitem_t> items = {{router_, 0, ZMQ_POLLIN, 0}};
       if (listen_fd_ >= 0) items.push_back({nullptr, listen_fd_, ZMQ_POLLIN, 0});
       for (int fd : direct_clients_) items.push_back({nullptr, fd, ZMQ_POLLIN, 0});
@@ -339,6 +345,7 @@ class FakeFabric {
   int listen_fd_ = -1;
   std::vector<int> direct_clients_;  // fabric thread only
   std::atomic<int> direct_connections_{0};
+  std::atomic<bool> deaf_{false};
   void* ctx_;
   void* router_;
   std::thread thread_;
@@ -560,6 +567,34 @@ TEST_P(UmadLibraryTest, UnansweredRequestComesBackTimedOutAfterAllRetries) {
   len = 256;
   EXPECT_EQ(umad_recv(fd, got.p(), &len, 300), -ETIMEDOUT);
   EXPECT_EQ(fabric_->Sends().size(), 3u);
+}
+
+TEST_P(UmadLibraryTest, SendsNeverBlockWhenTheFabricStopsReading) {
+  // More MADs than a socket buffer holds, to a fabric that reads none of them: each send returns
+  // at once (the library queues what the link cannot take, as ZeroMQ does), and each request
+  // comes back timed out. A send that blocked would hold the library's lock, so no timeout would
+  // fire and a tool would hang.
+  StartFabric();
+  int fd = OpenPort();
+  int agent = umad_register(fd, kClassSmiDr, 1, 0, nullptr);
+  ASSERT_GE(agent, 0);
+  fabric_->StopReading();
+  constexpr int kSends = 1000;
+  auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < kSends; ++i) {
+    Umad req(MakeMad(kClassSmiDr, 1, kGet, 0x00000000BEEF0000ull + i));
+    umad_set_addr(req.p(), 0xFFFF, 0, 0, 0);
+    ASSERT_EQ(umad_send(fd, agent, req.p(), 256, 100, 0), 0) << "send " << i;
+  }
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 2000ms);
+  int timed_out = 0;
+  for (int i = 0; i < kSends; ++i) {
+    Umad got;
+    int len = 256;
+    if (umad_recv(fd, got.p(), &len, 5000) != agent || umad_status(got.p()) != ETIMEDOUT) break;
+    ++timed_out;
+  }
+  EXPECT_EQ(timed_out, kSends);
 }
 
 TEST_P(UmadLibraryTest, RequestsGetTheAgentsHiTidAndResponsesKeepTheirs) {
