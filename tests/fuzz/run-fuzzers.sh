@@ -23,7 +23,8 @@ $CXX -o "$OUT/mad_fuzz" tests/fuzz/mad_fuzz.cc $MAD_SRC
 mkdir -p "$OUT/gen"
 protoc --cpp_out="$OUT/gen" -Icommon/transport common/transport/umad.proto
 $CXX -I"$OUT/gen" -o "$OUT/umad_client_fuzz" tests/fuzz/umad_client_fuzz.cc $MAD_SRC \
-  emulator/fabric/umad_service.cc emulator/fabric/verbs_requests.cc "$OUT/gen/umad.pb.cc" \
+  emulator/fabric/umad_service.cc emulator/fabric/local_channel.cc emulator/fabric/verbs_requests.cc \
+  "$OUT/gen/umad.pb.cc" \
   -lprotobuf -lzmq -lpthread
 # ibemu-ccmgr's policy reader (YAML and opensm.conf).
 $CXX -o "$OUT/ccmgr_policy_fuzz" tests/fuzz/ccmgr_policy_fuzz.cc cc-manager/policy.cc \
