@@ -320,9 +320,7 @@ int Up(scenario::Scenario s, const UpOptions& o) {
     auto budget = Clock::now() + slice_ms;
     while (part.now() < target && Clock::now() < budget) {
       SimTime next = part.NextEventTime();
-      SimTime step = part.now() + link::kPsPerUs;
-      if (next != INT64_MAX && next + 1 > step) step = next + 1;
-      if (next == INT64_MAX) step = target;
+      SimTime step = next == INT64_MAX ? target : std::max(part.now() + link::kPsPerUs, next + 1);
       part.RunUntil(std::min(target, step));
     }
     umad->FlushCompletions();

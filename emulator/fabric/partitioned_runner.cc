@@ -489,20 +489,15 @@ int RunWorker(const std::string& launcher, uint32_t self, const std::string& ipc
         if (shm) {
           uint32_t seen = my_bell->Count();
           size_t got = drain_rings(take);
-          if (got == 0 && spin) {
-            auto until = Clock::now() + kSpin;
+          if (got == 0) {
+            // With more processes than cores, each look follows a yield of the core: a
+            // microsecond or two, where sleeping on the doorbell costs a futex wake-up for every
+            // batch (about 15 us), and the neighbour's answer usually comes within the yields.
+            auto until = Clock::now() + (spin ? kSpin : kYieldSpin);
             for (int i = 1; got == 0; ++i) {
+              if (!spin) std::this_thread::yield();
               got = drain_rings(take);
-              if (i % 64 == 0 && Clock::now() > until) break;
-            }
-          } else if (got == 0) {
-            // More processes than cores: looking again after each yield of the core costs a
-            // microsecond or two, sleeping on the doorbell a futex wake-up for every batch
-            // (about 15 us); the neighbour's answer usually comes within the yields.
-            auto until = Clock::now() + kYieldSpin;
-            while (got == 0 && Clock::now() < until) {
-              std::this_thread::yield();
-              got = drain_rings(take);
+              if ((!spin || i % 64 == 0) && Clock::now() > until) break;
             }
           }
           if (got == 0) {

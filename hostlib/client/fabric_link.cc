@@ -403,6 +403,8 @@ void FabricLink::RunDirect() {
     {
       std::lock_guard lock(socket_mu_);
       fd = direct_fd_;
+      // Empty after a reconnection below; a Post that fills it later wakes this thread.
+      outbox = !outbox_.empty();
       CloseRetired();
     }
     if (fd < 0 && now >= next_connect) {
@@ -427,10 +429,6 @@ void FabricLink::RunDirect() {
     if (until) {
       auto wait = std::chrono::ceil<std::chrono::milliseconds>(*until - now).count();
       timeout_ms = wait < 0 ? 0 : static_cast<int>(wait);
-    }
-    {
-      std::lock_guard lock(socket_mu_);
-      outbox = !outbox_.empty();
     }
     // The socket for input unless a receiver watches it, and for room while messages wait.
     short events = static_cast<short>((receivers ? 0 : POLLIN) | (outbox ? POLLOUT : 0));
