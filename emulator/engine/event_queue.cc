@@ -1,30 +1,101 @@
 #include "emulator/engine/event_queue.h"
 
+#include <algorithm>
+
 namespace ibemu::engine {
 
-// A 4-ary heap: half the depth of a binary heap, and the four children of a node share a cache
-// line or two, which matters more than the extra comparisons.
 namespace {
-constexpr size_t kArity = 4;
+
+// The current bucket is sorted latest first, so the earliest event is popped off its back.
+bool Later(const Event& x, const Event& y) {
+  return EventBefore(y, x);
 }
 
+// The far heap has four children per node: half the depth of a binary heap.
+constexpr size_t kArity = 4;
+
+}  // namespace
+
 void EventQueue::Push(const Event& e) {
-  heap_.push_back(e);
-  size_t i = heap_.size() - 1;
-  while (i > 0) {
-    size_t p = (i - 1) / kArity;
-    if (!EventBefore(e, heap_[p])) break;
-    heap_[i] = heap_[p];
-    i = p;
+  int64_t b = BucketOf(e.time);
+  bool was_empty = size_ == 0;
+  ++size_;
+  if (b <= cur_) {
+    // The current bucket (or an instant before it that the clock has not passed: the queue looked
+    // ahead for the next event's time) is kept sorted, latest first.
+    std::vector<Event>& cur = buckets_[Index(cur_)];
+    cur.push_back(e);
+    size_t i = cur.size() - 1;
+    for (; i > 0 && EventBefore(cur[i - 1], e); --i) cur[i] = cur[i - 1];
+    cur[i] = e;
+    return;
   }
-  heap_[i] = e;
+  if (b < cur_ + kBuckets) {
+    size_t i = Index(b);
+    buckets_[i].push_back(e);
+    MarkNonEmpty(i);
+  } else {
+    FarPush(e);
+  }
+  if (was_empty) Advance();
 }
 
 Event EventQueue::Pop() {
-  Event top = heap_.front();
-  Event last = heap_.back();
-  heap_.pop_back();
-  size_t n = heap_.size();
+  std::vector<Event>& cur = buckets_[Index(cur_)];
+  Event top = cur.back();
+  cur.pop_back();
+  --size_;
+  if (cur.empty() && size_ > 0) Advance();
+  return top;
+}
+
+void EventQueue::Advance() {
+  // The next non-empty bucket after the current one, within the ring.
+  int64_t next = -1;
+  size_t start = Index(cur_ + 1);
+  for (int k = 0; k <= kWords; ++k) {
+    size_t w = (start / 64 + static_cast<size_t>(k)) % kWords;
+    uint64_t bits = nonempty_[w];
+    if (k == 0) bits &= ~uint64_t{0} << (start % 64);
+    if (k == kWords) bits &= (uint64_t{1} << (start % 64)) - 1;  // the wrapped part of the first
+    if (bits) {
+      size_t i = w * 64 + static_cast<size_t>(__builtin_ctzll(bits));
+      next = cur_ + 1 + static_cast<int64_t>((i - start + kBuckets) % kBuckets);
+      break;
+    }
+  }
+  if (next < 0) next = BucketOf(far_.front().time);  // the ring is empty: jump to the far heap
+  cur_ = next;
+  // Far events that the ring now covers move into it; none is earlier than a ring event.
+  while (!far_.empty() && BucketOf(far_.front().time) < cur_ + kBuckets) {
+    Event e = FarPop();
+    size_t i = Index(BucketOf(e.time));
+    buckets_[i].push_back(e);
+    MarkNonEmpty(i);
+  }
+  size_t i = Index(cur_);
+  MarkEmpty(i);
+  std::vector<Event>& cur = buckets_[i];
+  std::sort(cur.begin(), cur.end(), Later);
+}
+
+void EventQueue::FarPush(const Event& e) {
+  far_.push_back(e);
+  size_t i = far_.size() - 1;
+  while (i > 0) {
+    size_t p = (i - 1) / kArity;
+    if (!EventBefore(e, far_[p])) break;
+    far_[i] = far_[p];
+    i = p;
+  }
+  far_[i] = e;
+}
+
+Event EventQueue::FarPop() {
+  Event top = far_.front();
+  Event last = far_.back();
+  far_.pop_back();
+  size_t n = far_.size();
   if (n == 0) return top;
   size_t i = 0;
   for (;;) {
@@ -33,12 +104,12 @@ Event EventQueue::Pop() {
     size_t end = first + kArity < n ? first + kArity : n;
     size_t c = first;
     for (size_t k = first + 1; k < end; ++k)
-      if (EventBefore(heap_[k], heap_[c])) c = k;
-    if (!EventBefore(heap_[c], last)) break;
-    heap_[i] = heap_[c];
+      if (EventBefore(far_[k], far_[c])) c = k;
+    if (!EventBefore(far_[c], last)) break;
+    far_[i] = far_[c];
     i = c;
   }
-  heap_[i] = last;
+  far_[i] = last;
   return top;
 }
 

@@ -26,7 +26,7 @@ void Partition::Schedule(const Event& e) {
 }
 
 SimTime Partition::NextEventTime() const {
-  return queue_.empty() ? INT64_MAX : queue_.top().time;
+  return queue_.empty() ? INT64_MAX : queue_.top_time();
 }
 
 void Partition::StartAll() {
@@ -45,7 +45,7 @@ void Partition::HandleNext() {
 
 bool Partition::RunSome(SimTime end, uint64_t max_events) {
   for (uint64_t n = 0; n < max_events; ++n) {
-    if (queue_.empty() || queue_.top().time >= end) {
+    if (queue_.empty() || queue_.top_time() >= end) {
       if (end > now_) now_ = end;
       return true;
     }
@@ -55,7 +55,7 @@ bool Partition::RunSome(SimTime end, uint64_t max_events) {
 }
 
 void Partition::RunUntil(SimTime end) {
-  while (!queue_.empty() && queue_.top().time < end) HandleNext();
+  while (!queue_.empty() && queue_.top_time() < end) HandleNext();
   if (end > now_) now_ = end;
 }
 

@@ -156,6 +156,7 @@ class Hca : public mgmt::ManagedNode, private cc::HcaView {
   void HandleDevice(const engine::Event& e) override;
   void OnPacket(int p, Packet* pkt) override;
   void Arbitrate(int p) override;
+  bool HasWaiting(int p) const override;
 
   void NewMessage(uint32_t source);
   // Queues a message of `bytes` from `source` to `dlid` on its QP (the generator's and the

@@ -114,7 +114,17 @@ void Hca::Arbitrate(int p) {
     // A verbs packet to this port's own LID loops back inside the HCA and leaves the link free.
     end = std::max(pt.tx_free_at, now());
   }
-  WakeAt(p, end);
+  // New work (a message, a returning ACK) arbitrates itself, so with nothing left the port needs
+  // no look when the link frees.
+  if (HasWaiting(p)) WakeAt(p, end);
+}
+
+bool Hca::HasWaiting(int p) const {
+  const PortState& ps = pstate_[p];
+  if (!ps.vl15.empty() || !ps.control.empty() || !ps.parked.empty()) return true;
+  for (const Ring& r : ps.rings)
+    if (!r.qps.empty()) return true;
+  return false;
 }
 
 void Hca::SendData(int p, int vl, uint32_t qi) {

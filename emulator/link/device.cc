@@ -136,11 +136,13 @@ void Device::Release(int p, int vl, int cls, uint32_t blocks) {
   if (!link_up(p) || rx.fc_pending) return;
   rx.fc_pending = true;
   ++pt.fc_pending;
-  // FC packets go between data packets, never inside one (IBA 7.9.4): wait for the link.
+  // FC packets go between data packets, never inside one (IBA 7.9.4): wait for the link. The
+  // port's arbitration sends a pending FC packet before anything else, so the wake it usually
+  // has at that time already serves; an event of its own would be one more per packet-hop.
   if (pt.tx_free_at <= now())
     SendFlowControl(p, slot);
   else
-    Post(id(), pt.tx_free_at, kFcSend, static_cast<uint16_t>(p), static_cast<uint32_t>(slot));
+    WakeAt(p, pt.tx_free_at);
 }
 
 void Device::SendFlowControl(int p, int slot) {
@@ -166,7 +168,8 @@ void Device::SendFlowControl(int p, int slot) {
   Post(pt.link.peer_lp, end + pt.link.latency + pt.link.fc_latency, engine::kFlowControlArrive,
        pt.link.peer_port, static_cast<uint32_t>(vl | cls << 8),
        uint64_t{fc.fctbs} | uint64_t{fc.fccl} << 32);
-  WakeAt(p, end);
+  // Whatever arrives for the port meanwhile finds the link busy and asks for this wake itself.
+  if (pt.fc_pending != 0 || HasWaiting(p)) WakeAt(p, end);
 }
 
 bool Device::SendPendingFlowControl(int p) {

@@ -84,6 +84,9 @@ class Device : public engine::LogicalProcess {
   virtual void OnPacket(int p, Packet* pkt) = 0;
   // Credits came back on `p` or the link fell idle: try to transmit.
   virtual void Arbitrate(int p) = 0;
+  // Whether anything waits to go out on port p (besides FC packets): when not, the port needs
+  // no look when its link frees, since what comes to it later calls Arbitrate itself.
+  virtual bool HasWaiting(int p) const { return true; }
   // The link of `p` came up or went down (or retrained: `up` with the port back in Init).
   virtual void OnLinkChanged(int p, bool up) {}
 

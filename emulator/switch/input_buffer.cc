@@ -32,13 +32,23 @@ void Switch::CountQueued(int in, const Packet& p, bool add) {
   uint32_t b = p.blocks();
   uint32_t& from = o.queued_from[p.out_vl][in];
   Input& input = inputs_[in];
+  // Output::arriving_from follows Input::arriving, so ArrivedBlocks looks only at the inputs
+  // that may still be receiving a packet for the output, not at all of them.
+  auto mark = [&](int out, bool on) {
+    uint64_t& w = outputs_[out].arriving_from[in / 64];
+    uint64_t bit = uint64_t{1} << (in % 64);
+    w = on ? w | bit : w & ~bit;
+  };
   if (add) {
+    if (input.arriving) mark(input.arriving_out, false);
+    mark(p.out_port, true);
     input.arriving = &p;
     input.arriving_tail = p.tail_arrival;
     input.arriving_out = p.out_port;
     input.arriving_vl = p.out_vl;
     input.arriving_blocks = b;
   } else if (input.arriving == &p) {
+    mark(input.arriving_out, false);
     input.arriving = nullptr;
   }
   if (add) {
@@ -63,12 +73,13 @@ uint32_t Switch::ArrivedBlocksFrom(int in, int out, int vl) const {
 uint32_t Switch::ArrivedBlocks(int out, int vl) const {
   const Output& o = outputs_[out];
   uint32_t q = o.queued_blocks[vl];
-  for (size_t in = 0; in < inputs_.size(); ++in) {
-    const Input& i = inputs_[in];
-    if (i.arriving && i.arriving_tail > now() && i.arriving_out == out && i.arriving_vl == vl &&
-        o.queued_from[vl][in] != 0)
-      q -= i.arriving_blocks;
-  }
+  for (size_t w = 0; w < o.arriving_from.size(); ++w)
+    for (uint64_t bits = o.arriving_from[w]; bits; bits &= bits - 1) {
+      size_t in = w * 64 + static_cast<size_t>(__builtin_ctzll(bits));
+      const Input& i = inputs_[in];
+      if (i.arriving_tail > now() && i.arriving_vl == vl && o.queued_from[vl][in] != 0)
+        q -= i.arriving_blocks;
+    }
   return q;
 }
 

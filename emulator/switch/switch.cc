@@ -39,6 +39,7 @@ Switch::Switch(engine::LpId id, std::string name, int num_ports, const SwitchCon
     out.req.assign(cfg_.data_vls, std::vector<ReqList>(n));
     out.req_mask.assign(cfg_.data_vls, std::vector<uint64_t>(words, 0));
     out.queued_from.assign(cfg_.data_vls, std::vector<uint32_t>(n, 0));
+    out.arriving_from.assign(words, 0);
     policy::VlArbConfig vc = cfg_.vlarb_config;
     vc.data_vls = cfg_.data_vls;
     out.vlarb = policy::VlArbiterRegistry::Get().Make(cfg_.vlarb, vc);

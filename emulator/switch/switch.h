@@ -102,6 +102,7 @@ class Switch : public mgmt::ManagedNode, private cc::SwitchView {
     // credits since that VL last transmitted.
     std::array<uint32_t, policy::kMaxVls> queued_blocks{};
     std::vector<std::vector<uint32_t>> queued_from;  // [output VL][input port]
+    std::vector<uint64_t> arriving_from;             // inputs whose Input::arriving is bound here
     std::array<uint16_t, policy::kMaxVls> contributors{};
     uint32_t starved_vls = 0;
     // The output buffer (SwitchConfig::output_buffer_blocks > 0): the packets the crossbar
@@ -119,6 +120,9 @@ class Switch : public mgmt::ManagedNode, private cc::SwitchView {
   void HandleDevice(const engine::Event& e) override;
   void OnPacket(int in, Packet* pkt) override;
   void Arbitrate(int out) override;
+  bool HasWaiting(int out) const override {
+    return Cioq() || !vl15_[out].empty() || Requested(out);
+  }
 
   size_t Sl2VlIndex(int in, int out, int sl) const {
     return (static_cast<size_t>(in) * (num_ports() + 1) + out) * 16 + sl;

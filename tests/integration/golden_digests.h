@@ -25,15 +25,15 @@ inline void PrintTo(const Golden& g, std::ostream* os) {
 // (generator, min-hop routing, Poisson arrivals) for 10 us.
 inline const std::vector<Golden>& Goldens() {
   static const std::vector<Golden> all{
-      {"Fig24VoqSw", "configs/scenarios/fig2_4.yaml", "", "3cad75e949486554", 33638, 6688},
-      {"Fig24VoqNet", "configs/scenarios/fig2_4_voqnet.yaml", "", "21ef272e9f0e6713", 57633, 10639},
-      {"TestBedScenario1", "configs/scenarios/testbed-scenario1.yaml", "", "2de411390210fe9c",
-       99823, 18413},
-      {"Bidirectional", "tests/data/scenarios/bidirectional.yaml", "", "5c36eb2d28dc7339", 77913,
+      {"Fig24VoqSw", "configs/scenarios/fig2_4.yaml", "", "b8c33e40a434663b", 27054, 6688},
+      {"Fig24VoqNet", "configs/scenarios/fig2_4_voqnet.yaml", "", "ca7e025c4ff65a4c", 47101, 10639},
+      {"TestBedScenario1", "configs/scenarios/testbed-scenario1.yaml", "", "0bd866437ae5b4ba",
+       81526, 18413},
+      {"Bidirectional", "tests/data/scenarios/bidirectional.yaml", "", "bc9732b5c81c31de", 66309,
        11878},
-      {"VlArbSet", "tests/data/scenarios/vlarb_set.yaml", "", "823c616db71603f8", 15561, 2983},
+      {"VlArbSet", "tests/data/scenarios/vlarb_set.yaml", "", "f8699c54dafe049a", 12565, 2983},
       {"FatTree648For10us", "configs/scenarios/bench/fat-tree-648-uniform80.yaml",
-       " --duration 10us", "18c01dda208b057a", 285040, 51646},
+       " --duration 10us", "3d5167d9e5b7e0e8", 247478, 51646},
   };
   return all;
 }
