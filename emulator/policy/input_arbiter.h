@@ -31,9 +31,42 @@ class InputArbiter {
  public:
   virtual ~InputArbiter() = default;
   // `eligible(i)` says whether input i (0..num_inputs-1) can be served now; returns the chosen
-  // input or -1.
-  virtual int Pick(int vl, int num_inputs, EligibleFn eligible) = 0;
+  // input or -1. `requesting` (bit i of word i / 64), when not null, holds the inputs with a
+  // request: no other is eligible, so an arbiter need not ask about them.
+  virtual int Pick(int vl, int num_inputs, const uint64_t* requesting, EligibleFn eligible) = 0;
 };
+
+// Calls f(i) for the inputs set in `requesting` (all of 0..n-1 when null) in the order
+// from+1, ..., n-1, 0, ..., from, until f returns true; returns that input or -1. Outputs with
+// three dozen inputs and a few requests are the common case, so the set bits are visited, not
+// every input.
+template <typename F>
+int ScanFrom(int from, int n, const uint64_t* requesting, F&& f) {
+  if (!requesting) {
+    for (int k = 1; k <= n; ++k) {
+      int i = (from + k) % n;
+      if (f(i)) return i;
+    }
+    return -1;
+  }
+  int words = (n + 63) / 64;
+  int start = from + 1 >= n ? 0 : from + 1;
+  // The inputs from `start` up, then those below it.
+  for (int pass = 0; pass < 2; ++pass) {
+    for (int w = pass == 0 ? start / 64 : 0; w < words; ++w) {
+      uint64_t bits = requesting[w];
+      if (pass == 0 && w == start / 64) bits &= ~uint64_t{0} << (start % 64);
+      for (; bits; bits &= bits - 1) {
+        int i = w * 64 + __builtin_ctzll(bits);
+        if (pass == 1 && i >= start) return -1;
+        if (i >= n) break;
+        if (f(i)) return i;
+      }
+    }
+    if (start == 0) break;
+  }
+  return -1;
+}
 
 using InputArbiterRegistry = Registry<InputArbiter, int /*num_inputs*/>;
 

@@ -177,7 +177,7 @@ void Switch::Arbitrate(int out) {
   auto servable = [&](int i) {
     return (mask[i / 64] >> (i % 64) & 1) && Servable(out, vl, i) != nullptr;
   };
-  int in = o.xbar->Pick(vl, n, servable);
+  int in = o.xbar->Pick(vl, n, mask.data(), servable);
   if (in < 0) return;  // input 0 is the management port
 
   Queue* q = Servable(out, vl, in);

@@ -78,7 +78,7 @@ void Switch::TransferToOutputBuffer(int out) {
     auto servable = [&](int i) {
       return (mask[i / 64] >> (i % 64) & 1) && Servable(out, vl, i) != nullptr;
     };
-    in = o.xbar->Pick(vl, n, servable);
+    in = o.xbar->Pick(vl, n, mask.data(), servable);
   }
   if (in < 0) return;  // the inputs' releases and the buffer's wake the output again
   o.next_transfer_vl = (vl + 1) % vls;

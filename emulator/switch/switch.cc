@@ -111,10 +111,20 @@ void Switch::HandleDevice(const engine::Event& e) {
       int n = num_ports() + 1;
       int start = input.next_poke;
       input.next_poke = (input.next_poke + 1) % n;
-      for (int k = 0; k < n; ++k) {
-        int out = (start + k) % n;
-        if (input.req_to_mask[out / 64] >> (out % 64) & 1 && OutputFree(out)) Arbitrate(out);
-      }
+      // The requested outputs from `start` up, then below it. The mask is read afresh at each
+      // step: an output's arbitration can add or take requests of this input.
+      auto next_requested = [&](int from) {
+        for (size_t w = static_cast<size_t>(from / 64); w < input.req_to_mask.size(); ++w) {
+          uint64_t bits = input.req_to_mask[w];
+          if (w == static_cast<size_t>(from / 64)) bits &= ~uint64_t{0} << (from % 64);
+          if (bits) return static_cast<int>(w * 64) + __builtin_ctzll(bits);
+        }
+        return n;
+      };
+      for (int out = next_requested(start); out < n; out = next_requested(out + 1))
+        if (OutputFree(out)) Arbitrate(out);
+      for (int out = next_requested(0); out < start; out = next_requested(out + 1))
+        if (OutputFree(out)) Arbitrate(out);
       return;
     }
     case kOutputRelease: {

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <random>
 #include <stdexcept>
 #include <vector>
 
@@ -210,7 +211,7 @@ std::unique_ptr<InputArbiter> MakeXbar(const std::string& name, int inputs) {
 
 std::vector<int> PickN(InputArbiter& a, int vl, int n, int inputs, std::function<bool(int)> ok) {
   std::vector<int> seq;
-  for (int i = 0; i < n; ++i) seq.push_back(a.Pick(vl, inputs, ok));
+  for (int i = 0; i < n; ++i) seq.push_back(a.Pick(vl, inputs, nullptr, ok));
   return seq;
 }
 
@@ -225,27 +226,51 @@ TEST(RoundRobinInputArbiter, SkipsIneligibleInputs) {
   EXPECT_EQ(PickN(*a, 0, 6, 5, [](int i) { return i == 1 || i == 4; }),
             (std::vector<int>{1, 4, 1, 4, 1, 4}));
   // After serving 4, input 0 is next in line when it requests.
-  EXPECT_EQ(a->Pick(0, 5, [](int i) { return i == 0 || i == 1; }), 0);
-  EXPECT_EQ(a->Pick(0, 5, [](int) { return false; }), -1);
+  EXPECT_EQ(a->Pick(0, 5, nullptr, [](int i) { return i == 0 || i == 1; }), 0);
+  EXPECT_EQ(a->Pick(0, 5, nullptr, [](int) { return false; }), -1);
 }
 
 TEST(RoundRobinInputArbiter, KeepsAnIndependentPointerPerVl) {
   auto a = MakeXbar("xbar.roundrobin", 3);
   auto all = [](int) { return true; };
-  EXPECT_EQ(a->Pick(0, 3, all), 0);
-  EXPECT_EQ(a->Pick(0, 3, all), 1);
-  EXPECT_EQ(a->Pick(1, 3, all), 0);  // VL1 starts from its own pointer
-  EXPECT_EQ(a->Pick(0, 3, all), 2);
-  EXPECT_EQ(a->Pick(1, 3, all), 1);
-  EXPECT_EQ(a->Pick(15, 3, all), 0);
+  EXPECT_EQ(a->Pick(0, 3, nullptr, all), 0);
+  EXPECT_EQ(a->Pick(0, 3, nullptr, all), 1);
+  EXPECT_EQ(a->Pick(1, 3, nullptr, all), 0);  // VL1 starts from its own pointer
+  EXPECT_EQ(a->Pick(0, 3, nullptr, all), 2);
+  EXPECT_EQ(a->Pick(1, 3, nullptr, all), 1);
+  EXPECT_EQ(a->Pick(15, 3, nullptr, all), 0);
 }
 
 TEST(FixedPriorityInputArbiter, AlwaysPicksTheLowestEligibleInput) {
   auto a = MakeXbar("xbar.fixed", 4);
   EXPECT_EQ(PickN(*a, 0, 3, 4, [](int) { return true; }), (std::vector<int>{0, 0, 0}));
-  EXPECT_EQ(a->Pick(0, 4, [](int i) { return i >= 2; }), 2);
-  EXPECT_EQ(a->Pick(3, 4, [](int i) { return i == 3; }), 3);
-  EXPECT_EQ(a->Pick(0, 4, [](int) { return false; }), -1);
+  EXPECT_EQ(a->Pick(0, 4, nullptr, [](int i) { return i >= 2; }), 2);
+  EXPECT_EQ(a->Pick(3, 4, nullptr, [](int i) { return i == 3; }), 3);
+  EXPECT_EQ(a->Pick(0, 4, nullptr, [](int) { return false; }), -1);
+}
+
+// With the requesting inputs given as a bit mask (as the switch does), every arbiter picks what
+// it picks when asked about every input, across word boundaries and wrap-around.
+TEST(InputArbiters, PickTheSameWithARequestMaskAsWithout) {
+  for (const char* name : {"xbar.roundrobin", "xbar.fixed"})
+    for (int n : {3, 37, 64, 65, 130}) {
+      auto with = MakeXbar(name, n), without = MakeXbar(name, n);
+      std::mt19937 rng(static_cast<unsigned>(n));
+      for (int round = 0; round < 2000; ++round) {
+        std::vector<uint64_t> mask(static_cast<size_t>((n + 63) / 64), 0);
+        std::vector<bool> ok(static_cast<size_t>(n));
+        for (int i = 0; i < n; ++i) {
+          bool requests = rng() % 4 == 0;
+          if (requests) mask[static_cast<size_t>(i / 64)] |= uint64_t{1} << (i % 64);
+          ok[static_cast<size_t>(i)] = requests && rng() % 2 == 0;
+        }
+        int vl = static_cast<int>(rng() % 2);
+        auto eligible = [&](int i) { return static_cast<bool>(ok[static_cast<size_t>(i)]); };
+        int a = with->Pick(vl, n, mask.data(), eligible);
+        int b = without->Pick(vl, n, nullptr, eligible);
+        ASSERT_EQ(a, b) << name << " n=" << n << " round " << round;
+      }
+    }
 }
 
 }  // namespace

@@ -10,13 +10,11 @@ namespace {
 class RoundRobinInputArbiter : public InputArbiter {
  public:
   explicit RoundRobinInputArbiter(int n) { last_.fill(n - 1); }
-  int Pick(int vl, int n, EligibleFn eligible) override {
+  int Pick(int vl, int n, const uint64_t* requesting, EligibleFn eligible) override {
     int& last = last_[vl];
-    for (int k = 1; k <= n; ++k) {
-      int i = (last + k) % n;
-      if (eligible(i)) return last = i;
-    }
-    return -1;
+    int i = ScanFrom(last, n, requesting, eligible);
+    if (i >= 0) last = i;
+    return i;
   }
 
  private:
@@ -26,10 +24,8 @@ class RoundRobinInputArbiter : public InputArbiter {
 // Lowest-numbered input first: a strict-priority baseline that shows starvation.
 class FixedPriorityInputArbiter : public InputArbiter {
  public:
-  int Pick(int, int n, EligibleFn eligible) override {
-    for (int i = 0; i < n; ++i)
-      if (eligible(i)) return i;
-    return -1;
+  int Pick(int, int n, const uint64_t* requesting, EligibleFn eligible) override {
+    return ScanFrom(n - 1, n, requesting, eligible);
   }
 };
 
