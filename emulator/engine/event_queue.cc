@@ -23,29 +23,40 @@ void EventQueue::Push(const Event& e) {
   if (b <= cur_) {
     // The current bucket (or an instant before it that the clock has not passed: the queue looked
     // ahead for the next event's time) is kept sorted, latest first.
-    std::vector<Event>& cur = buckets_[Index(cur_)];
-    cur.push_back(e);
-    size_t i = cur.size() - 1;
-    for (; i > 0 && EventBefore(cur[i - 1], e); --i) cur[i] = cur[i - 1];
-    cur[i] = e;
+    current_.push_back(e);
+    size_t i = current_.size() - 1;
+    for (; i > 0 && EventBefore(current_[i - 1], e); --i) current_[i] = current_[i - 1];
+    current_[i] = e;
     return;
   }
-  if (b < cur_ + kBuckets) {
-    size_t i = Index(b);
-    buckets_[i].push_back(e);
-    MarkNonEmpty(i);
-  } else {
+  if (b < cur_ + kBuckets)
+    AddToRing(e, b);
+  else
     FarPush(e);
-  }
   if (was_empty) Advance();
 }
 
+void EventQueue::AddToRing(const Event& e, int64_t b) {
+  uint32_t n;
+  if (free_nodes_.empty()) {
+    n = static_cast<uint32_t>(nodes_.size());
+    nodes_.push_back({});
+  } else {
+    n = free_nodes_.back();
+    free_nodes_.pop_back();
+  }
+  size_t i = Index(b);
+  nodes_[n].e = e;
+  nodes_[n].next = head_[i];
+  head_[i] = n;
+  MarkNonEmpty(i);
+}
+
 Event EventQueue::Pop() {
-  std::vector<Event>& cur = buckets_[Index(cur_)];
-  Event top = cur.back();
-  cur.pop_back();
+  Event top = current_.back();
+  current_.pop_back();
   --size_;
-  if (cur.empty() && size_ > 0) Advance();
+  if (current_.empty() && size_ > 0) Advance();
   return top;
 }
 
@@ -66,17 +77,24 @@ void EventQueue::Advance() {
   }
   if (next < 0) next = BucketOf(far_.front().time);  // the ring is empty: jump to the far heap
   cur_ = next;
-  // Far events that the ring now covers move into it; none is earlier than a ring event.
-  while (!far_.empty() && BucketOf(far_.front().time) < cur_ + kBuckets) {
-    Event e = FarPop();
-    size_t i = Index(BucketOf(e.time));
-    buckets_[i].push_back(e);
-    MarkNonEmpty(i);
-  }
   size_t i = Index(cur_);
   MarkEmpty(i);
-  std::vector<Event>& cur = buckets_[i];
-  std::sort(cur.begin(), cur.end(), Later);
+  for (uint32_t n = head_[i]; n != kNil; n = nodes_[n].next) {
+    current_.push_back(nodes_[n].e);
+    free_nodes_.push_back(n);
+  }
+  head_[i] = kNil;
+  // Far events that the ring now covers move into it (or, for the current bucket, into current_);
+  // none is earlier than a ring event.
+  while (!far_.empty() && BucketOf(far_.front().time) < cur_ + kBuckets) {
+    Event e = FarPop();
+    int64_t b = BucketOf(e.time);
+    if (b == cur_)
+      current_.push_back(e);
+    else
+      AddToRing(e, b);
+  }
+  std::sort(current_.begin(), current_.end(), Later);
 }
 
 void EventQueue::FarPush(const Event& e) {

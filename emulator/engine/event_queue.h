@@ -1,7 +1,7 @@
 // The pending events of a partition, earliest first in the order EventBefore defines.
 //
-// A calendar queue: events within kBuckets * kBucketPs of the current bucket sit in per-bucket
-// arrays, later ones in a 4-ary heap that feeds the buckets as time reaches them. Almost every
+// A calendar queue: events within kBuckets buckets of the current one sit in per-bucket lists,
+// later ones in a 4-ary heap that feeds the buckets as time reaches them. Almost every
 // event of a fabric is posted less than a few microseconds ahead (a link's flight, a serialisation,
 // a switch's latency), so a push is an append and a pop takes the last of the current bucket's few
 // events, where a heap over all pending events (thousands) cost about 500 instructions per
@@ -22,7 +22,7 @@ class EventQueue {
   bool empty() const { return size_ == 0; }
   size_t size() const { return size_; }
   // The earliest event; only when not empty.
-  const Event& top() const { return buckets_[Index(cur_)].back(); }
+  const Event& top() const { return current_.back(); }
   SimTime top_time() const { return top().time; }
   void Push(const Event& e);
   Event Pop();
@@ -38,12 +38,27 @@ class EventQueue {
   void Advance();
   void MarkNonEmpty(size_t i) { nonempty_[i / 64] |= uint64_t{1} << (i % 64); }
   void MarkEmpty(size_t i) { nonempty_[i / 64] &= ~(uint64_t{1} << (i % 64)); }
+  // Puts e into the list of bucket b (cur_ < b < cur_ + kBuckets).
+  void AddToRing(const Event& e, int64_t b);
   void FarPush(const Event& e);
   Event FarPop();
 
-  // buckets_[Index(b)] holds the events of bucket b for cur_ <= b < cur_ + kBuckets, and the
-  // current one also any event posted before it (never earlier than the clock, so still first).
-  std::vector<std::vector<Event>> buckets_ = std::vector<std::vector<Event>>(kBuckets);
+  static constexpr uint32_t kNil = UINT32_MAX;
+  struct Node {
+    Event e;
+    uint32_t next;
+  };
+
+  // The current bucket's events, sorted latest first, with any event posted for a time before it
+  // (never earlier than the clock, so still first).
+  std::vector<Event> current_;
+  // head_[Index(b)]: the list of bucket b's events for cur_ < b < cur_ + kBuckets, in nodes_.
+  // Lists in one pool of nodes (reused last freed first) rather than an array per bucket keep
+  // the memory the queue touches to about what is pending: arrays per bucket kept their
+  // capacity, tens of megabytes over the ring, and cost more in cache misses than they saved.
+  std::vector<uint32_t> head_ = std::vector<uint32_t>(kBuckets, kNil);
+  std::vector<Node> nodes_;
+  std::vector<uint32_t> free_nodes_;
   std::array<uint64_t, kWords> nonempty_{};  // buckets other than the current with events
   std::vector<Event> far_;                   // 4-ary heap: buckets from cur_ + kBuckets on
   int64_t cur_ = 0;

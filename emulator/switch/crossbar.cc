@@ -151,18 +151,29 @@ void Switch::Arbitrate(int out) {
   if (!link_up(out) || LinkTaken(out)) return;
   Output& o = outputs_[out];
   int n = num_ports() + 1;
+  size_t words = o.req_mask[0].size();
+  // Each requesting input is asked once per VL whether it can go now: the answers (a mask and
+  // the queue) serve the VL arbiter, the input arbiter and the transfer.
+  servable_mask_.resize(static_cast<size_t>(pt.data_vls) * words);
+  servable_queue_.resize(static_cast<size_t>(pt.data_vls) * n);
   uint32_t eligible = 0;
   for (int vl = 0; vl < pt.data_vls; ++vl) {
     if (o.pending[vl] == 0) continue;
+    // Credits count as what blocks the VL only for the inputs before the first that can go.
     bool credit_blocked = false;
     const std::vector<uint64_t>& mask = o.req_mask[vl];
-    for (size_t w = 0; w < mask.size() && !(eligible >> vl & 1); ++w) {
+    uint64_t* can = &servable_mask_[static_cast<size_t>(vl) * words];
+    for (size_t w = 0; w < words; ++w) {
+      can[w] = 0;
       for (uint64_t bits = mask[w]; bits; bits &= bits - 1) {
         int in = static_cast<int>(w * 64) + __builtin_ctzll(bits);
-        if (Servable(out, vl, in)) {
+        if (Queue* q = Servable(out, vl, in)) {
+          can[w] |= uint64_t{1} << (in % 64);
+          servable_queue_[static_cast<size_t>(vl) * n + in] = q;
           eligible |= 1u << vl;
-          break;
+          continue;
         }
+        if (eligible >> vl & 1) continue;
         const Packet* h = o.req[vl][in].first->q.head;
         if (!pt.tx[pt.Slot(vl, h->out_class)].Fits(h->blocks())) credit_blocked = true;
       }
@@ -173,14 +184,12 @@ void Switch::Arbitrate(int out) {
   if (!eligible) return;
   int vl = o.vlarb->Pick(eligible);
   if (vl < 0) return;
-  const std::vector<uint64_t>& mask = o.req_mask[vl];
-  auto servable = [&](int i) {
-    return (mask[i / 64] >> (i % 64) & 1) && Servable(out, vl, i) != nullptr;
-  };
-  int in = o.xbar->Pick(vl, n, mask.data(), servable);
+  const uint64_t* can = &servable_mask_[static_cast<size_t>(vl) * words];
+  auto servable = [&](int i) { return (can[i / 64] >> (i % 64) & 1) != 0; };
+  int in = o.xbar->Pick(vl, n, can, servable);
   if (in < 0) return;  // input 0 is the management port
 
-  Queue* q = Servable(out, vl, in);
+  Queue* q = servable_queue_[static_cast<size_t>(vl) * n + in];
   TakeRequest(out, vl, in, q);
   SimTime read_end;
   Packet* pkt = ReadFromInput(out, vl, in, q, &read_end);

@@ -275,6 +275,9 @@ class Switch : public mgmt::ManagedNode, private cc::SwitchView {
   bool cc_checks_heads_ = false;          // the mechanism may move heads (SwitchCc::HeadQueue)
   mutable std::vector<int> pick_queues_;  // scratch for PickedQueue, kept to avoid allocation
   mutable std::vector<Queue*> pick_ptrs_;
+  // Scratch for Arbitrate: per data VL, the inputs whose request can go now and their queues.
+  std::vector<uint64_t> servable_mask_;
+  std::vector<Queue*> servable_queue_;
 };
 
 }  // namespace ibemu::sw
