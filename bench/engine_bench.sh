@@ -10,6 +10,12 @@
 # targets beside them, and the wall time 0.5 s of simulated time would take at this speed. With
 # IBEMU_BASE it runs that binary too, alternating with this one (two runs each), and prints the
 # speed ratio of each pair and whether the digests agree.
+#
+# Wall time on a shared machine swings by a factor of two from run to run. With INSTRUCTIONS=1 it
+# also counts the instructions each binary executes per packet-hop (valgrind's cachegrind, from
+# the difference between a 2 us and a 22 us run, so loading cancels out): a figure that does not
+# depend on the machine's load, for comparing two builds. Needs valgrind (apt-get install
+# valgrind); each binary takes about two minutes under it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DURATION=${1:-2ms}
@@ -59,3 +65,22 @@ if 'base' in rows:
         same = 'same digest' if rows[a]['digest'] == rows[b]['digest'] else 'DIGESTS DIFFER'
         print(f"speed against IBEMU_BASE ({a}/{b}): {rows[b]['wall']/rows[a]['wall']:.2f}x ({same})")
 PY
+
+if [ "${INSTRUCTIONS:-0}" = 1 ]; then
+  command -v valgrind >/dev/null || { echo "INSTRUCTIONS=1 needs valgrind (apt-get install valgrind)" >&2; exit 1; }
+  count() {  # $1 = binary, $2 = duration: prints instructions, events, packet-hops
+    local out="$TMP/ir-$2"
+    local ir
+    ir=$(valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file=/dev/null \
+      "$1" run "$SCEN" -q --no-plot --duration "$2" -o "$out" 2>&1 >/dev/null |
+      sed -n 's/.*I *refs: *//p' | tr -d ,)
+    python3 -c "import json,sys; s=json.load(open('$out/summary.json')); print($ir, s['events'], s['packet_hops'])"
+  }
+  per_hop() {  # $1 = label, $2 = binary
+    read -r i1 e1 h1 <<<"$(count "$2" 2us)"
+    read -r i2 e2 h2 <<<"$(count "$2" 22us)"
+    python3 -c "print(f'instructions ($1): {($i2-$i1)/($h2-$h1):.0f} per packet-hop, {($i2-$i1)/($e2-$e1):.0f} per event, {($e2-$e1)/($h2-$h1):.2f} events per packet-hop (2-22 us)')"
+  }
+  per_hop this "$IBEMU"
+  if [ -n "${IBEMU_BASE:-}" ]; then per_hop base "$IBEMU_BASE"; fi
+fi
