@@ -64,18 +64,12 @@ void EventQueue::Advance() {
   // The next non-empty bucket after the current one, within the ring.
   int64_t next = -1;
   size_t start = Index(cur_ + 1);
-  for (int k = 0; k <= kWords; ++k) {
-    size_t w = (start / 64 + static_cast<size_t>(k)) % kWords;
-    uint64_t bits = nonempty_[w];
-    if (k == 0) bits &= ~uint64_t{0} << (start % 64);
-    if (k == kWords) bits &= (uint64_t{1} << (start % 64)) - 1;  // the wrapped part of the first
-    if (bits) {
-      size_t i = w * 64 + static_cast<size_t>(__builtin_ctzll(bits));
-      next = cur_ + 1 + static_cast<int64_t>((i - start + kBuckets) % kBuckets);
-      break;
-    }
-  }
-  if (next < 0) next = BucketOf(far_.front().time);  // the ring is empty: jump to the far heap
+  int64_t slot = FindFrom(start);
+  if (slot < 0) slot = FindFrom(0);  // wrapped: every slot from `start` on is empty
+  if (slot >= 0)
+    next = cur_ + 1 + (slot - static_cast<int64_t>(start) + kBuckets) % kBuckets;
+  else
+    next = BucketOf(far_.front().time);  // the ring is empty: jump to the far heap
   cur_ = next;
   size_t i = Index(cur_);
   MarkEmpty(i);
@@ -95,6 +89,24 @@ void EventQueue::Advance() {
       AddToRing(e, b);
   }
   std::sort(current_.begin(), current_.end(), Later);
+}
+
+int64_t EventQueue::FindFrom(size_t pos) const {
+  size_t w = pos / 64;
+  uint64_t bits = nonempty_[w] & (~uint64_t{0} << (pos % 64));
+  if (bits) return static_cast<int64_t>(w * 64) + __builtin_ctzll(bits);
+  size_t next_word = w + 1;
+  if (next_word >= kWords) return -1;
+  size_t s = next_word / 64;
+  uint64_t words = summary_[s] & (~uint64_t{0} << (next_word % 64));
+  for (;;) {
+    if (words) {
+      size_t word = s * 64 + static_cast<size_t>(__builtin_ctzll(words));
+      return static_cast<int64_t>(word * 64) + __builtin_ctzll(nonempty_[word]);
+    }
+    if (++s >= summary_.size()) return -1;
+    words = summary_[s];
+  }
 }
 
 void EventQueue::FarPush(const Event& e) {

@@ -36,8 +36,16 @@ class EventQueue {
   static size_t Index(int64_t bucket) { return static_cast<size_t>(bucket & (kBuckets - 1)); }
   // Makes the earliest non-empty bucket current (size_ > 0, the current bucket empty).
   void Advance();
-  void MarkNonEmpty(size_t i) { nonempty_[i / 64] |= uint64_t{1} << (i % 64); }
-  void MarkEmpty(size_t i) { nonempty_[i / 64] &= ~(uint64_t{1} << (i % 64)); }
+  void MarkNonEmpty(size_t i) {
+    nonempty_[i / 64] |= uint64_t{1} << (i % 64);
+    summary_[i / 4096] |= uint64_t{1} << (i / 64 % 64);
+  }
+  void MarkEmpty(size_t i) {
+    nonempty_[i / 64] &= ~(uint64_t{1} << (i % 64));
+    if (nonempty_[i / 64] == 0) summary_[i / 4096] &= ~(uint64_t{1} << (i / 64 % 64));
+  }
+  // The first non-empty bucket slot at or after `pos` (no wrapping), or -1.
+  int64_t FindFrom(size_t pos) const;
   // Puts e into the list of bucket b (cur_ < b < cur_ + kBuckets).
   void AddToRing(const Event& e, int64_t b);
   void FarPush(const Event& e);
@@ -60,7 +68,10 @@ class EventQueue {
   std::vector<Node> nodes_;
   std::vector<uint32_t> free_nodes_;
   std::array<uint64_t, kWords> nonempty_{};  // buckets other than the current with events
-  std::vector<Event> far_;                   // 4-ary heap: buckets from cur_ + kBuckets on
+  // Bit w: nonempty_[w] is not 0. A fabric that is up but idle has a handful of events spread over
+  // the ring, and a scan of every word for each of them cost more than the events.
+  std::array<uint64_t, kWords / 64> summary_{};
+  std::vector<Event> far_;  // 4-ary heap: buckets from cur_ + kBuckets on
   int64_t cur_ = 0;
   size_t size_ = 0;
 };
