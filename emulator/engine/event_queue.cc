@@ -18,7 +18,6 @@ constexpr size_t kArity = 4;
 
 void EventQueue::Push(const Event& e) {
   int64_t b = BucketOf(e.time);
-  bool was_empty = size_ == 0;
   ++size_;
   if (b <= cur_) {
     // The current bucket (or an instant before it that the clock has not passed: the queue looked
@@ -33,7 +32,6 @@ void EventQueue::Push(const Event& e) {
     AddToRing(e, b);
   else
     FarPush(e);
-  if (was_empty) Advance();
 }
 
 void EventQueue::AddToRing(const Event& e, int64_t b) {
@@ -53,10 +51,10 @@ void EventQueue::AddToRing(const Event& e, int64_t b) {
 }
 
 Event EventQueue::Pop() {
+  Settle();
   Event top = current_.back();
   current_.pop_back();
   --size_;
-  if (current_.empty() && size_ > 0) Advance();
   return top;
 }
 

@@ -21,9 +21,13 @@ class EventQueue {
  public:
   bool empty() const { return size_ == 0; }
   size_t size() const { return size_; }
-  // The earliest event; only when not empty.
-  const Event& top() const { return current_.back(); }
-  SimTime top_time() const { return top().time; }
+  // The earliest event; only when not empty. Peeking may move the current bucket on to the next
+  // one with events; the set of events does not change.
+  const Event& top() {
+    Settle();
+    return current_.back();
+  }
+  SimTime top_time() { return top().time; }
   void Push(const Event& e);
   Event Pop();
 
@@ -34,6 +38,13 @@ class EventQueue {
 
   static int64_t BucketOf(SimTime t) { return t >> kBucketShift; }
   static size_t Index(int64_t bucket) { return static_cast<size_t>(bucket & (kBuckets - 1)); }
+  // The current bucket moves on only when an event is wanted and it has none left, not as soon
+  // as it empties: the handler of the event just popped posts its events while the current
+  // bucket is still its own, so they go into the ring rather than, as events before a bucket
+  // moved far ahead, into the sorted current bucket.
+  void Settle() {
+    if (current_.empty() && size_ > 0) Advance();
+  }
   // Makes the earliest non-empty bucket current (size_ > 0, the current bucket empty).
   void Advance();
   void MarkNonEmpty(size_t i) {

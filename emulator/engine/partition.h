@@ -46,7 +46,8 @@ class Partition {
   void HandleNext();  // the earliest event
 
   std::vector<LogicalProcess*> lps_;
-  EventQueue queue_;
+  // Mutable: looking at the next event time may move the queue's current bucket on.
+  mutable EventQueue queue_;
   PacketPool pool_;
   RemoteSink* remote_ = nullptr;
   SimTime now_ = 0;
