@@ -118,6 +118,7 @@ class UpFabric {
   pid_t Spawn(const std::string& where, const std::string& cmd, const std::string& log) const {
     pid_t pid = fork();
     if (pid == 0) {
+      setpgid(0, 0);  // its own group, so WaitForExit can stop the tool with its wrapper
       setenv("IBEMU_RUN_DIR", dir_.c_str(), 1);
       std::string c = std::string("exec ") + IBEMU_BINARY + " exec --name " + name_ + " " + where +
                       " -- " + cmd + " >" + log + " 2>&1";
@@ -157,6 +158,25 @@ class UpFabric {
   bool ready_ = false;
   CliResult down_;
 };
+
+// Waits up to `seconds` for a process of UpFabric::Spawn to end (its status in *status); when it
+// does not, kills its process group and returns false. A server whose client never came would
+// otherwise hang the test for good.
+inline bool WaitForExit(pid_t pid, double seconds, int* status = nullptr) {
+  int st = 0;
+  auto until = Clock::now() + std::chrono::duration<double>(seconds);
+  while (waitpid(pid, &st, WNOHANG) == 0) {
+    if (Clock::now() > until) {
+      kill(-pid, SIGKILL);
+      waitpid(pid, &st, 0);
+      if (status) *status = st;
+      return false;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  if (status) *status = st;
+  return true;
+}
 
 inline bool WaitForLine(const std::string& file, const std::string& what, double seconds) {
   auto until = Clock::now() + std::chrono::duration<double>(seconds);

@@ -44,7 +44,7 @@ TEST_F(VerbsPerftest, EveryBandwidthAndLatencyTestCompletesAndReports) {
     ASSERT_TRUE(WaitForLine(log, "Waiting for client", 20)) << ReadFile(log);
     CliResult client = f.ExecOnHca("H3", prog + args + " localhost", 120);
     int st = 0;
-    waitpid(server, &st, 0);
+    EXPECT_TRUE(WaitForExit(server, 60, &st)) << client.out;
     std::string out = ReadFile(log);
     EXPECT_EQ(client.status, 0) << client.out;
     EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << out;
@@ -74,7 +74,7 @@ TEST_F(VerbsPerftest, IbWriteBwUnderSyntheticLoadGetsHalfTheLink) {
     pid_t server = f.SpawnOnHca("H1", "stdbuf -oL ib_write_bw" + args, log);
     EXPECT_TRUE(WaitForLine(log, "Waiting for client", 20)) << ReadFile(log);
     CliResult client = f.ExecOnHca("H3", "ib_write_bw" + args + " localhost", 120);
-    waitpid(server, nullptr, 0);
+    EXPECT_TRUE(WaitForExit(server, 60)) << client.out;
     EXPECT_EQ(client.status, 0) << client.out;
     std::smatch m;
     if (!std::regex_search(client.out, m,
