@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "common/policy/registry.h"
+#include "emulator/policy/port_mask.h"
 
 namespace ibemu::policy {
 
@@ -49,22 +50,13 @@ int ScanFrom(int from, int n, const uint64_t* requesting, F&& f) {
     }
     return -1;
   }
-  int words = (n + 63) / 64;
+  size_t words = static_cast<size_t>(n + 63) / 64;
   int start = from + 1 >= n ? 0 : from + 1;
   // The inputs from `start` up, then those below it.
-  for (int pass = 0; pass < 2; ++pass) {
-    for (int w = pass == 0 ? start / 64 : 0; w < words; ++w) {
-      uint64_t bits = requesting[w];
-      if (pass == 0 && w == start / 64) bits &= ~uint64_t{0} << (start % 64);
-      for (; bits; bits &= bits - 1) {
-        int i = w * 64 + __builtin_ctzll(bits);
-        if (pass == 1 && i >= start) return -1;
-        if (i >= n) break;
-        if (f(i)) return i;
-      }
-    }
-    if (start == 0) break;
-  }
+  for (int i = NextPort(requesting, words, start); i < n; i = NextPort(requesting, words, i + 1))
+    if (f(i)) return i;
+  for (int i = NextPort(requesting, words, 0); i < start; i = NextPort(requesting, words, i + 1))
+    if (f(i)) return i;
   return -1;
 }
 

@@ -5,6 +5,10 @@
 
 #include "emulator/switch/switch.h"
 
+#include <algorithm>
+
+#include "emulator/policy/port_mask.h"
+
 namespace ibemu::sw {
 
 Switch::Switch(engine::LpId id, std::string name, int num_ports, const SwitchConfig& cfg,
@@ -114,12 +118,8 @@ void Switch::HandleDevice(const engine::Event& e) {
       // The requested outputs from `start` up, then below it. The mask is read afresh at each
       // step: an output's arbitration can add or take requests of this input.
       auto next_requested = [&](int from) {
-        for (size_t w = static_cast<size_t>(from / 64); w < input.req_to_mask.size(); ++w) {
-          uint64_t bits = input.req_to_mask[w];
-          if (w == static_cast<size_t>(from / 64)) bits &= ~uint64_t{0} << (from % 64);
-          if (bits) return static_cast<int>(w * 64) + __builtin_ctzll(bits);
-        }
-        return n;
+        return std::min(n,
+                        policy::NextPort(input.req_to_mask.data(), input.req_to_mask.size(), from));
       };
       for (int out = next_requested(start); out < n; out = next_requested(out + 1))
         if (OutputFree(out)) Arbitrate(out);

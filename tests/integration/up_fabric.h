@@ -53,6 +53,26 @@ inline bool HaveTool(const std::string& t) {
   return Shell("command -v " + t + " >/dev/null").status == 0 || fs::exists("/usr/sbin/" + t);
 }
 
+// Waits up to `seconds` for a child process to end (its status in *status); when it does not,
+// kills it and its process group (UpFabric::Spawn gives each tool its own) and returns false. A
+// server whose client never came would otherwise hang the test for good.
+inline bool WaitForExit(pid_t pid, double seconds, int* status = nullptr) {
+  int st = 0;
+  auto until = Clock::now() + std::chrono::duration<double>(seconds);
+  while (waitpid(pid, &st, WNOHANG) == 0) {
+    if (Clock::now() > until) {
+      kill(-pid, SIGKILL);
+      kill(pid, SIGKILL);
+      waitpid(pid, &st, 0);
+      if (status) *status = st;
+      return false;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  if (status) *status = st;
+  return true;
+}
+
 // A fabric that is up for the length of one test, with its own run directory and name.
 class UpFabric {
  public:
@@ -132,16 +152,7 @@ class UpFabric {
     down_ = Shell("IBEMU_RUN_DIR=" + dir_ + " " + IBEMU_BINARY + " down --name " + name_);
     // `ibemu down` returns once the process has ended; give it a moment to be reaped, and never
     // leave a fabric running behind a failed test.
-    int st = 0;
-    auto until = Clock::now() + std::chrono::seconds(10);
-    while (waitpid(pid_, &st, WNOHANG) == 0) {
-      if (Clock::now() > until) {
-        kill(pid_, SIGKILL);
-        waitpid(pid_, &st, 0);
-        break;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
+    WaitForExit(pid_, 10);
     pid_ = -1;
   }
   const std::string& dir() const { return dir_; }
@@ -158,25 +169,6 @@ class UpFabric {
   bool ready_ = false;
   CliResult down_;
 };
-
-// Waits up to `seconds` for a process of UpFabric::Spawn to end (its status in *status); when it
-// does not, kills its process group and returns false. A server whose client never came would
-// otherwise hang the test for good.
-inline bool WaitForExit(pid_t pid, double seconds, int* status = nullptr) {
-  int st = 0;
-  auto until = Clock::now() + std::chrono::duration<double>(seconds);
-  while (waitpid(pid, &st, WNOHANG) == 0) {
-    if (Clock::now() > until) {
-      kill(-pid, SIGKILL);
-      waitpid(pid, &st, 0);
-      if (status) *status = st;
-      return false;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  if (status) *status = st;
-  return true;
-}
 
 inline bool WaitForLine(const std::string& file, const std::string& what, double seconds) {
   auto until = Clock::now() + std::chrono::duration<double>(seconds);
