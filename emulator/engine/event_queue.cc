@@ -6,10 +6,10 @@ namespace ibemu::engine {
 
 namespace {
 
-// The current bucket is sorted latest first, so the earliest event is popped off its back.
-bool Later(const Event& x, const Event& y) {
-  return EventBefore(y, x);
-}
+// The current bucket is sorted latest first, so the earliest event is popped off its back. A
+// lambda, not a function: std::sort inlines it, where a function pointer cost a call per
+// comparison.
+constexpr auto kLater = [](const Event& x, const Event& y) { return EventBefore(y, x); };
 
 // The far heap has four children per node: half the depth of a binary heap.
 constexpr size_t kArity = 4;
@@ -22,8 +22,8 @@ void EventQueue::Push(const Event& e) {
   if (b <= cur_) {
     // The current bucket (or an instant before it that the clock has not passed: the queue looked
     // ahead for the next event's time) is kept sorted, latest first.
-    current_.push_back(e);
-    size_t i = current_.size() - 1;
+    AppendCurrent(e);
+    size_t i = ncur_ - 1;
     for (; i > 0 && EventBefore(current_[i - 1], e); --i) current_[i] = current_[i - 1];
     current_[i] = e;
     return;
@@ -35,13 +35,12 @@ void EventQueue::Push(const Event& e) {
 }
 
 void EventQueue::AddToRing(const Event& e, int64_t b) {
-  uint32_t n;
-  if (free_nodes_.empty()) {
+  uint32_t n = free_;
+  if (n == kNil) {
     n = static_cast<uint32_t>(nodes_.size());
     nodes_.push_back({});
   } else {
-    n = free_nodes_.back();
-    free_nodes_.pop_back();
+    free_ = nodes_[n].next;
   }
   size_t i = Index(b);
   nodes_[n].e = e;
@@ -52,10 +51,8 @@ void EventQueue::AddToRing(const Event& e, int64_t b) {
 
 Event EventQueue::Pop() {
   Settle();
-  Event top = current_.back();
-  current_.pop_back();
   --size_;
-  return top;
+  return current_[--ncur_];
 }
 
 void EventQueue::Advance() {
@@ -71,9 +68,15 @@ void EventQueue::Advance() {
   cur_ = next;
   size_t i = Index(cur_);
   MarkEmpty(i);
+  uint32_t last = kNil;
   for (uint32_t n = head_[i]; n != kNil; n = nodes_[n].next) {
-    current_.push_back(nodes_[n].e);
-    free_nodes_.push_back(n);
+    AppendCurrent(nodes_[n].e);
+    last = n;
+  }
+  // The bucket's whole list goes back to the free list at once.
+  if (last != kNil) {
+    nodes_[last].next = free_;
+    free_ = head_[i];
   }
   head_[i] = kNil;
   // Far events that the ring now covers move into it (or, for the current bucket, into current_);
@@ -82,11 +85,11 @@ void EventQueue::Advance() {
     Event e = FarPop();
     int64_t b = BucketOf(e.time);
     if (b == cur_)
-      current_.push_back(e);
+      AppendCurrent(e);
     else
       AddToRing(e, b);
   }
-  std::sort(current_.begin(), current_.end(), Later);
+  std::sort(current_.begin(), current_.begin() + static_cast<std::ptrdiff_t>(ncur_), kLater);
 }
 
 int64_t EventQueue::FindFrom(size_t pos) const {

@@ -25,7 +25,7 @@ class EventQueue {
   // one with events; the set of events does not change.
   const Event& top() {
     Settle();
-    return current_.back();
+    return current_[ncur_ - 1];
   }
   SimTime top_time() { return top().time; }
   void Push(const Event& e);
@@ -43,7 +43,7 @@ class EventQueue {
   // bucket is still its own, so they go into the ring rather than, as events before a bucket
   // moved far ahead, into the sorted current bucket.
   void Settle() {
-    if (current_.empty() && size_ > 0) Advance();
+    if (ncur_ == 0 && size_ > 0) Advance();
   }
   // Makes the earliest non-empty bucket current (size_ > 0, the current bucket empty).
   void Advance();
@@ -61,6 +61,11 @@ class EventQueue {
   void AddToRing(const Event& e, int64_t b);
   void FarPush(const Event& e);
   Event FarPop();
+  // Appends to the current bucket, unordered.
+  void AppendCurrent(const Event& e) {
+    if (ncur_ == current_.size()) current_.resize(current_.empty() ? 64 : 2 * current_.size());
+    current_[ncur_++] = e;
+  }
 
   static constexpr uint32_t kNil = UINT32_MAX;
   struct Node {
@@ -68,16 +73,18 @@ class EventQueue {
     uint32_t next;
   };
 
-  // The current bucket's events, sorted latest first, with any event posted for a time before it
-  // (never earlier than the clock, so still first).
+  // The current bucket's events, current_[0, ncur_), sorted latest first, with any event posted
+  // for a time before it (never earlier than the clock, so still first). The count is kept apart
+  // from the vector's size so that appending needs no call into the vector.
   std::vector<Event> current_;
+  size_t ncur_ = 0;
   // head_[Index(b)]: the list of bucket b's events for cur_ < b < cur_ + kBuckets, in nodes_.
   // Lists in one pool of nodes (reused last freed first) rather than an array per bucket keep
   // the memory the queue touches to about what is pending: arrays per bucket kept their
   // capacity, tens of megabytes over the ring, and cost more in cache misses than they saved.
   std::vector<uint32_t> head_ = std::vector<uint32_t>(kBuckets, kNil);
   std::vector<Node> nodes_;
-  std::vector<uint32_t> free_nodes_;
+  uint32_t free_ = kNil;                     // unused nodes, linked through Node::next
   std::array<uint64_t, kWords> nonempty_{};  // buckets other than the current with events
   // Bit w: nonempty_[w] is not 0. A fabric that is up but idle has a handful of events spread over
   // the ring, and a scan of every word for each of them cost more than the events.

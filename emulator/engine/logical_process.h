@@ -1,7 +1,9 @@
 // A logical process: one device (switch or HCA). It sees the world only through the events it
 // handles and the events it posts, so it can live in any partition.
 #pragma once
+#include <bit>
 #include <cstdint>
+#include <cstring>
 
 #include "emulator/engine/digest.h"
 #include "emulator/engine/event.h"
@@ -34,8 +36,10 @@ class LogicalProcess {
     digest_.Add(e.b);
     if (e.pkt) {
       digest_.Add(e.pkt->id);
-      uint64_t h = 0;
-      for (int i = 0; i < 8; ++i) h = h << 8 | e.pkt->hdr[i];  // LRH: VL, SL, DLID, SLID
+      // The LRH (VL, SL, DLID, SLID) as one big-endian word.
+      uint64_t h;
+      std::memcpy(&h, e.pkt->hdr.data(), sizeof h);
+      if constexpr (std::endian::native == std::endian::little) h = __builtin_bswap64(h);
       digest_.Add(h);
     }
   }

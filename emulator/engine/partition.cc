@@ -12,14 +12,12 @@ void Partition::Add(LogicalProcess* lp) {
   lp->Attach(this, &now_);
 }
 
-void Partition::Schedule(const Event& e) {
-  if (e.time < now_)
-    throw std::logic_error("event scheduled in the past: kind " + std::to_string(e.kind) + " at " +
-                           std::to_string(e.time) + " < now " + std::to_string(now_));
-  if (IsLocal(e.lp)) {
-    queue_.Push(e);
-    return;
-  }
+void Partition::ThrowPast(const Event& e) const {
+  throw std::logic_error("event scheduled in the past: kind " + std::to_string(e.kind) + " at " +
+                         std::to_string(e.time) + " < now " + std::to_string(now_));
+}
+
+void Partition::SendRemote(const Event& e) {
   if (!remote_) throw std::logic_error("event for LP " + std::to_string(e.lp) + " has no owner");
   remote_->Send(e);
   if (e.pkt) pool_.Put(e.pkt);

@@ -27,7 +27,15 @@ class Partition {
   void SetRemote(RemoteSink* r) { remote_ = r; }
 
   SimTime now() const { return now_; }
-  void Schedule(const Event& e);
+  // Every event a handler posts passes here: inline, with the rare paths out of line.
+  void Schedule(const Event& e) {
+    if (e.time < now_) [[unlikely]]
+      ThrowPast(e);
+    if (IsLocal(e.lp)) [[likely]]
+      queue_.Push(e);
+    else
+      SendRemote(e);
+  }
   // Delivers an event that arrived from another partition.
   void Inject(const Event& e) { queue_.Push(e); }
   SimTime NextEventTime() const;  // INT64_MAX when empty
@@ -44,6 +52,8 @@ class Partition {
 
  private:
   void HandleNext();  // the earliest event
+  [[noreturn]] void ThrowPast(const Event& e) const;
+  void SendRemote(const Event& e);
 
   std::vector<LogicalProcess*> lps_;
   // Mutable: looking at the next event time may move the queue's current bucket on.
