@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -45,19 +46,55 @@ TEST(IbCcTestBed, Scenario1TheVictimRecoversAndTheContributorsShareTheHotLink) {
   EXPECT_EQ(CreditViolations(on.run), "");
 }
 
-TEST(IbCcTestBed, Scenario2CostsLittleThroughputAndStaysFair) {
+// Scenario 2's flows are constant-rate sources over equal links, so the throttling episodes (one
+// flow at 5-7 Gbit/s for 10-20 ms) lock into the timing: one run's 500 ms window can leave any
+// flow 10-40 % below the others, and which flow depends on the switch latency to the nanosecond
+// (at exactly 100 ns the three are even). Fairness is a property of the ensemble: over switch
+// latencies from 95 to 120 ns each flow's mean is within a few percent of the others'. Without
+// hysteresis F1 loses every time (Paper II's Type I unfairness), which the ensemble must show
+// too (docs/experiments/testbed-ib-cc.md).
+constexpr int kScenario2LatenciesNs[] = {95,  96,  97,  98,  99,  100, 101,
+                                         102, 103, 104, 105, 110, 120};
+
+std::map<std::string, double> Scenario2(int latency_ns, int hysteresis_blocks) {
+  Outcome o = RunScenario("configs/scenarios/testbed-scenario2-cc-on.yaml", [&](auto& s) {
+    s.sw.latency = latency_ns * link::kPsPerNs;
+    s.cc.params.Set("hysteresis_blocks", std::to_string(hysteresis_blocks));
+  });
+  std::map<std::string, double> r;
+  for (const char* f : {"F1", "F2", "F3"}) r[f] = o.flows[f].rx_gbps;
+  return r;
+}
+
+TEST(IbCcTestBed, Scenario2CostsLittleThroughputAndIsFairOverSwitchLatencies) {
   Outcome off = RunScenario("configs/scenarios/testbed-scenario2-cc-off.yaml");
-  Outcome on = RunScenario("configs/scenarios/testbed-scenario2-cc-on.yaml");
-  double t_off = 0, t_on = 0;
-  for (const char* f : {"F1", "F2", "F3"}) {
-    t_off += off.flows[f].rx_gbps;
-    t_on += on.flows[f].rx_gbps;
+  double t_off = 0;
+  for (const char* f : {"F1", "F2", "F3"}) t_off += off.flows[f].rx_gbps;
+  std::map<std::string, double> sum;
+  double min_share = 1;
+  for (int ns : kScenario2LatenciesNs) {
+    std::map<std::string, double> on = Scenario2(ns, 33);
+    double t_on = on["F1"] + on["F2"] + on["F3"];
+    // Paper III: CC on costs 3.5 % of the mean; here under 3 % in every run.
+    EXPECT_GT(t_on, 0.97 * t_off) << ns << " ns";
+    EXPECT_LE(t_on, t_off * 1.001) << ns << " ns";
+    for (auto& [f, g] : on) {
+      sum[f] += g;
+      min_share = std::min(min_share, g / (t_on / 3));
+    }
   }
-  // Paper III: CC on costs 3.5 % of the mean; here under 3 %.
-  EXPECT_GT(t_on, 0.97 * t_off);
-  EXPECT_LE(t_on, t_off * 1.001);
-  for (const char* f : {"F1", "F2", "F3"})
-    EXPECT_NEAR(on.flows[f].rx_gbps, t_on / 3, 0.05 * t_on / 3) << f;
+  double total = sum["F1"] + sum["F2"] + sum["F3"];
+  for (const auto& [f, g] : sum) EXPECT_NEAR(g, total / 3, 0.05 * total / 3) << f;
+  // Single runs are not all even: the sweep does span the phases that make them uneven.
+  EXPECT_LT(min_share, 0.8);
+
+  // Without hysteresis the same sweep's F1 gets about 5.5 Gbit/s against 13 (three latencies
+  // suffice: it does not move).
+  for (int ns : {96, 100, 110}) {
+    std::map<std::string, double> h0 = Scenario2(ns, 0);
+    EXPECT_LT(h0["F1"], 0.6 * h0["F2"]) << ns << " ns";
+    EXPECT_LT(h0["F1"], 0.6 * h0["F3"]) << ns << " ns";
+  }
 }
 
 TEST(IbCcTestBed, MarksAreMadeAtTheHotSpotAndEchoedBackToItsContributors) {
