@@ -316,10 +316,9 @@ void Device::WakeAt(int p, SimTime t) {
   Post(id(), t, kWake, static_cast<uint16_t>(p));
 }
 
-void Device::SetStalled(int p, int vl, bool stalled) {
+void Device::ChangeStalled(int p, int vl, bool stalled) {
   Port& pt = ports_[p];
   uint32_t bit = 1u << vl;
-  if (((pt.credit_stalled_vls & bit) != 0) == stalled) return;
   AccountXmitWait(pt);
   pt.credit_stalled_vls ^= bit;
   if (!pt.stats.credit_stalled.empty()) pt.stats.credit_stalled[vl].Set(now(), stalled ? 1 : 0);

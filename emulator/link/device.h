@@ -114,12 +114,17 @@ class Device : public engine::LogicalProcess {
 
   // Arranges for Arbitrate(p) to run at time t (deduplicated).
   void WakeAt(int p, SimTime t);
-  void SetStalled(int p, int vl, bool stalled);
+  // Inline: arbitration calls it for every requested VL at every look, and it rarely changes.
+  void SetStalled(int p, int vl, bool stalled) {
+    if ((ports_[p].credit_stalled_vls >> vl & 1) != static_cast<uint32_t>(stalled))
+      ChangeStalled(p, vl, stalled);
+  }
 
   std::vector<Port> ports_;  // index = port number; [0] is the switch's management port
 
  private:
   void SendFlowControl(int p, int slot);
+  void ChangeStalled(int p, int vl, bool stalled);
   void OnFlowControl(const Event& e);
   void OnPeerLinkState(int p, bool peer_enabled, bool retrain);
   void SetLink(int p, bool up);

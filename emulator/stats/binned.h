@@ -24,6 +24,17 @@ class SparseBins {
   // Bin i's value (0 for a bin never touched).
   int64_t at(size_t i) const { return i >= first_ && i - first_ < v_.size() ? v_[i - first_] : 0; }
   int64_t& Slot(size_t i) {
+    // A bin already held is the common case (every packet's arrival and release touches one).
+    // i < first_ wraps to a large k.
+    if (size_t k = i - first_; k < v_.size()) [[likely]]
+      return v_[k];
+    return Grow(i);
+  }
+  size_t first() const { return first_; }
+  const std::vector<int64_t>& held() const { return v_; }
+
+ private:
+  int64_t& Grow(size_t i) {
     if (v_.empty()) {
       first_ = i;
       v_.push_back(0);
@@ -35,8 +46,6 @@ class SparseBins {
     }
     return v_[i - first_];
   }
-  size_t first() const { return first_; }
-  const std::vector<int64_t>& held() const { return v_; }
 
  private:
   size_t first_ = 0;  // the bin v_[0] holds
@@ -112,6 +121,7 @@ class BinnedIntegral {
     bin_ = bin;
     bins_ = bins > 0 ? static_cast<size_t>(bins) : 0;
     v_.Clear();
+    edge_ = 0;
   }
   void Set(SimTime now, int64_t value) {
     Advance(now);
@@ -124,12 +134,16 @@ class BinnedIntegral {
       return;
     }
     while (last_ < now) {
-      size_t i = static_cast<size_t>(last_ / bin_);
-      if (i >= bins_) break;
-      SimTime end = std::min<SimTime>(now, static_cast<SimTime>(i + 1) * bin_);
-      v_.Slot(i) += static_cast<__int128>(value_) * (end - last_) > INT64_MAX
-                        ? INT64_MAX
-                        : value_ * (end - last_);
+      // The bin of last_, divided out only when last_ has left the one known.
+      if (last_ >= edge_ || last_ < edge_ - bin_) {
+        bin_index_ = static_cast<size_t>(last_ / bin_);
+        edge_ = static_cast<SimTime>(bin_index_ + 1) * bin_;
+      }
+      if (bin_index_ >= bins_) break;
+      SimTime end = std::min<SimTime>(now, edge_);
+      v_.Slot(bin_index_) += static_cast<__int128>(value_) * (end - last_) > INT64_MAX
+                                 ? INT64_MAX
+                                 : value_ * (end - last_);
       last_ = end;
     }
     last_ = now;
@@ -159,6 +173,8 @@ class BinnedIntegral {
   SimTime bin_ = 0;
   size_t bins_ = 0;
   SimTime last_ = 0;
+  SimTime edge_ = 0;  // the end of bin bin_index_, which holds last_ (0: not known yet)
+  size_t bin_index_ = 0;
   int64_t value_ = 0;
   SparseBins v_;
 };
