@@ -175,6 +175,32 @@ TEST(BinnedIntegral, SplitsAConstantValueExactlyAtBinBoundaries) {
   EXPECT_DOUBLE_EQ(b.MeanOverall(5000), (5250 + 7000 + 6000 + 3000 + 3000) / 5000.0);
 }
 
+TEST(BinnedIntegral, RandomStepsMatchAReferenceSummedPicosecondByBin) {
+  // Steps shorter and longer than a bin, changes on and off boundaries, repeated times, and a
+  // re-Init: the bin it remembers between calls must never be a stale one.
+  std::mt19937_64 rng(7);
+  for (int round = 0; round < 2; ++round) {
+    const int64_t kBin = 1000;
+    const size_t kBins = 40;
+    BinnedIntegral b;
+    b.Init(kBin, static_cast<int>(kBins));
+    std::vector<int64_t> ref(kBins, 0);
+    int64_t t = 0, value = 0;
+    while (t < 45000) {
+      int64_t next = t + static_cast<int64_t>(rng() % 2500);
+      if (rng() % 4 == 0) next = (next / kBin) * kBin;  // exactly on a boundary
+      for (int64_t u = t; u < next; ++u)
+        if (static_cast<size_t>(u / kBin) < kBins) ref[static_cast<size_t>(u / kBin)] += value;
+      value = static_cast<int64_t>(rng() % 5);
+      b.Set(next, value);
+      t = next;
+    }
+    b.Advance(t);
+    for (size_t i = 0; i < kBins; ++i)
+      EXPECT_DOUBLE_EQ(b.Mean(i), static_cast<double>(ref[i]) / kBin) << round << " bin " << i;
+  }
+}
+
 TEST(BinnedIntegral, ChangeExactlyOnABoundaryBelongsToTheNextBin) {
   BinnedIntegral b;
   b.Init(1000, 3);
