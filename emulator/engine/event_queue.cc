@@ -73,7 +73,7 @@ void EventQueue::Advance() {
     AppendCurrent(nodes_[n].e);
     last = n;
   }
-  // The bucket's whole list goes back to the free list at once.
+  // The bucket's whole list goes back to the free list in one splice, not a push per node.
   if (last != kNil) {
     nodes_[last].next = free_;
     free_ = head_[i];

@@ -61,7 +61,8 @@ class EventQueue {
   void AddToRing(const Event& e, int64_t b);
   void FarPush(const Event& e);
   Event FarPop();
-  // Appends to the current bucket, unordered.
+  // Appends to the current bucket, unordered. `e` must not be an element of current_ (a resize
+  // would move it); callers pass events from the ring, the far heap or a handler.
   void AppendCurrent(const Event& e) {
     if (ncur_ == current_.size()) current_.resize(current_.empty() ? 64 : 2 * current_.size());
     current_[ncur_++] = e;
@@ -79,7 +80,8 @@ class EventQueue {
   std::vector<Event> current_;
   size_t ncur_ = 0;
   // head_[Index(b)]: the list of bucket b's events for cur_ < b < cur_ + kBuckets, in nodes_.
-  // Lists in one pool of nodes (reused last freed first) rather than an array per bucket keep
+  // Lists in one pool of nodes (a bucket's nodes freed together, reused before older ones)
+  // rather than an array per bucket keep
   // the memory the queue touches to about what is pending: arrays per bucket kept their
   // capacity, tens of megabytes over the ring, and cost more in cache misses than they saved.
   std::vector<uint32_t> head_ = std::vector<uint32_t>(kBuckets, kNil);

@@ -47,7 +47,6 @@ class SparseBins {
     return v_[i - first_];
   }
 
- private:
   size_t first_ = 0;  // the bin v_[0] holds
   std::vector<int64_t> v_;
 };
@@ -121,7 +120,7 @@ class BinnedIntegral {
     bin_ = bin;
     bins_ = bins > 0 ? static_cast<size_t>(bins) : 0;
     v_.Clear();
-    edge_ = 0;
+    edge_ = kNoBin;
   }
   void Set(SimTime now, int64_t value) {
     Advance(now);
@@ -134,12 +133,16 @@ class BinnedIntegral {
       return;
     }
     while (last_ < now) {
-      // The bin of last_, divided out only when last_ has left the one known.
+      // Every packet's arrival and release advances an integral, mostly within the bin of the
+      // last advance: the bin is divided out only when last_ has left the one known.
       if (last_ >= edge_ || last_ < edge_ - bin_) {
         bin_index_ = static_cast<size_t>(last_ / bin_);
+        if (bin_index_ >= bins_) {
+          edge_ = kNoBin;
+          break;
+        }
         edge_ = static_cast<SimTime>(bin_index_ + 1) * bin_;
       }
-      if (bin_index_ >= bins_) break;
       SimTime end = std::min<SimTime>(now, edge_);
       v_.Slot(bin_index_) += static_cast<__int128>(value_) * (end - last_) > INT64_MAX
                                  ? INT64_MAX
@@ -173,7 +176,10 @@ class BinnedIntegral {
   SimTime bin_ = 0;
   size_t bins_ = 0;
   SimTime last_ = 0;
-  SimTime edge_ = 0;  // the end of bin bin_index_, which holds last_ (0: not known yet)
+  // The end of bin bin_index_, which holds last_; kNoBin: none known (every time is at or after
+  // it, so the bin is worked out).
+  static constexpr SimTime kNoBin = INT64_MIN;
+  SimTime edge_ = kNoBin;
   size_t bin_index_ = 0;
   int64_t value_ = 0;
   SparseBins v_;

@@ -66,30 +66,28 @@ std::map<std::string, double> Scenario2(int latency_ns, int hysteresis_blocks) {
   return r;
 }
 
-TEST(IbCcTestBed, Scenario2CostsLittleThroughputAndIsFairOverSwitchLatencies) {
+TEST(IbCcTestBed, Scenario2CostsLittleThroughput) {
   Outcome off = RunScenario("configs/scenarios/testbed-scenario2-cc-off.yaml");
-  double t_off = 0;
-  for (const char* f : {"F1", "F2", "F3"}) t_off += off.flows[f].rx_gbps;
-  std::map<std::string, double> sum;
-  double min_share = 1;
-  for (int ns : kScenario2LatenciesNs) {
-    std::map<std::string, double> on = Scenario2(ns, 33);
-    double t_on = on["F1"] + on["F2"] + on["F3"];
-    // Paper III: CC on costs 3.5 % of the mean; here under 3 % in every run.
-    EXPECT_GT(t_on, 0.97 * t_off) << ns << " ns";
-    EXPECT_LE(t_on, t_off * 1.001) << ns << " ns";
-    for (auto& [f, g] : on) {
-      sum[f] += g;
-      min_share = std::min(min_share, g / (t_on / 3));
-    }
+  std::map<std::string, double> on = Scenario2(100, 33);
+  double t_off = 0, t_on = 0;
+  for (const char* f : {"F1", "F2", "F3"}) {
+    t_off += off.flows[f].rx_gbps;
+    t_on += on[f];
   }
+  // Paper III: CC on costs 3.5 % of the mean; here under 3 %.
+  EXPECT_GT(t_on, 0.97 * t_off);
+  EXPECT_LE(t_on, t_off * 1.001);
+}
+
+TEST(IbCcTestBed, Scenario2IsFairOverSwitchLatenciesAndWithoutHysteresisF1Loses) {
+  std::map<std::string, double> sum;
+  for (int ns : kScenario2LatenciesNs)
+    for (auto& [f, g] : Scenario2(ns, 33)) sum[f] += g;
   double total = sum["F1"] + sum["F2"] + sum["F3"];
   for (const auto& [f, g] : sum) EXPECT_NEAR(g, total / 3, 0.05 * total / 3) << f;
-  // Single runs are not all even: the sweep does span the phases that make them uneven.
-  EXPECT_LT(min_share, 0.8);
 
-  // Without hysteresis the same sweep's F1 gets about 5.5 Gbit/s against 13 (three latencies
-  // suffice: it does not move).
+  // Without hysteresis F1 gets about 5.5 Gbit/s against 13 at every latency of the sweep; three
+  // suffice.
   for (int ns : {96, 100, 110}) {
     std::map<std::string, double> h0 = Scenario2(ns, 0);
     EXPECT_LT(h0["F1"], 0.6 * h0["F2"]) << ns << " ns";

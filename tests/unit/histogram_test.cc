@@ -176,28 +176,31 @@ TEST(BinnedIntegral, SplitsAConstantValueExactlyAtBinBoundaries) {
 }
 
 TEST(BinnedIntegral, RandomStepsMatchAReferenceSummedPicosecondByBin) {
-  // Steps shorter and longer than a bin, changes on and off boundaries, repeated times, and a
-  // re-Init: the bin it remembers between calls must never be a stale one.
+  // Steps shorter and longer than a bin, changes on and off boundaries, now and then a time
+  // earlier than the last (the integral then counts from there again, as the reference does),
+  // and one object re-Init with another bin width: the bin it remembers between calls must
+  // never be a stale one.
   std::mt19937_64 rng(7);
-  for (int round = 0; round < 2; ++round) {
-    const int64_t kBin = 1000;
+  BinnedIntegral b;
+  for (int64_t bin : {1000, 700, 1000}) {
     const size_t kBins = 40;
-    BinnedIntegral b;
-    b.Init(kBin, static_cast<int>(kBins));
+    b.Init(bin, static_cast<int>(kBins));
     std::vector<int64_t> ref(kBins, 0);
     int64_t t = 0, value = 0;
-    while (t < 45000) {
-      int64_t next = t + static_cast<int64_t>(rng() % 2500);
-      if (rng() % 4 == 0) next = (next / kBin) * kBin;  // exactly on a boundary
+    b.Set(0, 0);
+    while (t < 45 * bin) {
+      int64_t next = t + static_cast<int64_t>(rng() % (5 * bin / 2));
+      if (rng() % 4 == 0) next = (next / bin) * bin;  // exactly on a boundary
+      if (rng() % 8 == 0) next = std::max<int64_t>(0, t - static_cast<int64_t>(rng() % (3 * bin)));
       for (int64_t u = t; u < next; ++u)
-        if (static_cast<size_t>(u / kBin) < kBins) ref[static_cast<size_t>(u / kBin)] += value;
+        if (static_cast<size_t>(u / bin) < kBins) ref[static_cast<size_t>(u / bin)] += value;
       value = static_cast<int64_t>(rng() % 5);
       b.Set(next, value);
       t = next;
     }
-    b.Advance(t);
     for (size_t i = 0; i < kBins; ++i)
-      EXPECT_DOUBLE_EQ(b.Mean(i), static_cast<double>(ref[i]) / kBin) << round << " bin " << i;
+      EXPECT_DOUBLE_EQ(b.Mean(i), static_cast<double>(ref[i]) / static_cast<double>(bin))
+          << "bin width " << bin << ", bin " << i;
   }
 }
 
