@@ -81,9 +81,9 @@ class EventQueue {
   size_t ncur_ = 0;
   // head_[Index(b)]: the list of bucket b's events for cur_ < b < cur_ + kBuckets, in nodes_.
   // Lists in one pool of nodes (a bucket's nodes freed together, reused before older ones)
-  // rather than an array per bucket keep
-  // the memory the queue touches to about what is pending: arrays per bucket kept their
-  // capacity, tens of megabytes over the ring, and cost more in cache misses than they saved.
+  // rather than an array per bucket keep the memory the queue touches to about what is pending:
+  // arrays per bucket kept their capacity, tens of megabytes over the ring, and cost more in
+  // cache misses than they saved.
   std::vector<uint32_t> head_ = std::vector<uint32_t>(kBuckets, kNil);
   std::vector<Node> nodes_;
   uint32_t free_ = kNil;                     // unused nodes, linked through Node::next
