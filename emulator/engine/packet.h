@@ -3,6 +3,7 @@
 // length, not payload bytes.
 #pragma once
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -26,10 +27,36 @@ constexpr uint32_t kNoFlow = 0xFFFFFFFFu;
 constexpr int kMadBytes = 256;
 using MadBytes = std::array<uint8_t, kMadBytes>;
 
-struct Packet {
-  std::array<uint8_t, kMaxHeaderBytes> hdr{};
-  uint8_t hdr_len = 0;
+// Laid out for the cache: what a switch reads and writes at every hop (the FIFO link, the hop's
+// times, the id the digest takes, ports, VL and classes, the lengths) and the LRH share the first
+// 64-byte line, the BTH starts the second; the natural order spread a packet-hop over four.
+struct alignas(64) Packet {
+  Packet* next = nullptr;  // intrusive FIFO link
+
+  // Per-hop state, rewritten at every receiving port.
+  SimTime head_arrival = 0;  // when the first byte arrived at this hop
+  SimTime tail_arrival = 0;  // when the last byte has arrived at this hop
+  SimTime ready_at = 0;      // when the head has been routed and may be arbitrated
+  // Read with every event that carries the packet (the digest takes it with the LRH).
+  uint64_t id = 0;  // unique in a run: source LP << 40 | per-source counter
   uint32_t payload_len = 0;
+  uint16_t in_port = 0;
+  uint16_t out_port = 0;
+  // On the link it arrived on (at a switch, until the crossbar reads it).
+  uint16_t credit_class = 0;
+  uint16_t out_class = 0;  // at a switch: on the link it leaves on
+  uint16_t queue = 0;
+  uint8_t out_vl = 0;
+  uint8_t hdr_len = 0;
+  std::array<uint8_t, kMaxHeaderBytes> hdr{};
+
+  // Bookkeeping that travels with the packet across links and processes.
+  uint32_t flow = kNoFlow;  // traffic group the packet belongs to, for results
+  SimTime created = 0;      // when the source queued it (for latency)
+  SimTime injected = 0;     // when its head left the source HCA
+  // At the destination: how congestion control answers this packet's marking (cc::Echo), kept
+  // until the acknowledgement that may carry it is built.
+  uint8_t cc_echo = 0;
   // Management datagrams are the only payload the emulator looks into: the MAD (256 bytes) after
   // the DETH. Data packets leave it null, so they stay small.
   std::unique_ptr<MadBytes> mad;
@@ -37,28 +64,6 @@ struct Packet {
   // the packet is built, written into the receiver's when it is delivered. Synthetic traffic
   // leaves it null. In-process only: a partitioned run carries no verbs traffic.
   std::unique_ptr<std::vector<uint8_t>> data;
-
-  // Bookkeeping that travels with the packet across links and processes.
-  uint32_t flow = kNoFlow;  // traffic group the packet belongs to, for results
-  uint64_t id = 0;          // unique in a run: source LP << 40 | per-source counter
-  SimTime created = 0;      // when the source queued it (for latency)
-  SimTime injected = 0;     // when its head left the source HCA
-
-  // Per-hop state, rewritten at every receiving port.
-  SimTime head_arrival = 0;  // when the first byte arrived at this hop
-  SimTime tail_arrival = 0;  // when the last byte has arrived at this hop
-  SimTime ready_at = 0;      // when the head has been routed and may be arbitrated
-  uint16_t in_port = 0;
-  uint16_t out_port = 0;
-  uint8_t out_vl = 0;
-  uint16_t credit_class =
-      0;                   // on the link it arrived on (at a switch, until the crossbar reads it)
-  uint16_t out_class = 0;  // at a switch: on the link it leaves on
-  uint16_t queue = 0;
-  // At the destination: how congestion control answers this packet's marking (cc::Echo), kept
-  // until the acknowledgement that may carry it is built.
-  uint8_t cc_echo = 0;
-  Packet* next = nullptr;  // intrusive FIFO link
 
   wire::Lrh lrh() { return wire::Lrh{hdr.data()}; }
   // The BTH follows the LRH, or the GRH when the LRH's LNH says there is one.
@@ -78,6 +83,8 @@ struct Packet {
     return static_cast<uint16_t>((hdr_len + payload_len + pad() + kIcrcBytes) / 4);
   }
 };
+
+static_assert(offsetof(Packet, hdr) + wire::kLrhBytes <= 64, "the LRH shares the hot line");
 
 // Packets are recycled, never freed in the hot path.
 class PacketPool {

@@ -36,11 +36,13 @@ struct PortStats {
   uint64_t dropped_no_route = 0;
   uint64_t link_downed = 0;  // times the link left LinkUp or retrained (PMA LinkDownedCounter)
   uint64_t xmit_wait = 0;    // PortXmitWait ticks of the runs that have ended (Device::XmitWait)
+  std::vector<stats::BinnedIntegral> rx_occupancy;    // blocks, per VL
+  std::vector<stats::BinnedIntegral> credit_stalled;  // 1 while a packet waits for credits
+  // The arrays last: a packet-hop reads one element of two of them, and the counters and
+  // vectors above stay in two cache lines.
+  std::array<uint64_t, 16> xmit_data_sl{}, rcv_data_sl{};  // octets per SL, LRH through VCRC
   // Packets sent with FECN or BECN set, per VL: where congestion control marked and echoed.
   std::array<uint64_t, 16> tx_fecn{}, tx_becn{};
-  std::array<uint64_t, 16> xmit_data_sl{}, rcv_data_sl{};  // octets per SL, LRH through VCRC
-  std::vector<stats::BinnedIntegral> rx_occupancy;         // blocks, per VL
-  std::vector<stats::BinnedIntegral> credit_stalled;       // 1 while a packet waits for credits
 };
 
 // PortXmitWait accounting: counted up to `mark`; the waiting run open there began at `start`
@@ -50,7 +52,9 @@ struct XmitWaitRun {
   SimTime start = -1;
 };
 
-struct Port {
+// Cache-line aligned, with what a packet-hop reads (the link, the transmit state, the credit
+// vectors, the counters) ahead of the per-SL and per-VL arrays.
+struct alignas(64) Port {
   int number = 0;
   LinkEnd link;
   // The port's state as PortInfo shows it (IBA 7.2, 14.2.5.6). PortState: 1 Down, 2 Init,

@@ -13,7 +13,7 @@ namespace ibemu::sw {
 // class (standard IB) only the oldest request matters; with per-destination classes (VOQnet) a
 // queue whose destination is out of credits must not hold back the others behind it.
 Switch::Queue* Switch::Servable(int out, int vl, int in) const {
-  const ReqList& r = outputs_[out].req[vl][in];
+  const ReqList& r = Req(out, vl, in);
   if (!r.first) return nullptr;
   if (xbar_picks_queues_) return PickedQueue(out, vl, in);
   const link::Port& pt = ports_[out];
@@ -55,7 +55,7 @@ bool Switch::RoomAt(int out, int vl, const Packet& h) const {
     const link::Port& pt = ports_[out];
     const Output& o = outputs_[out];
     uint32_t held =
-        pt.classes == 1 ? o.obuf_blocks[vl] : o.obuf_class_blocks[pt.Slot(vl, h.out_class)];
+        pt.classes == 1 ? o.per_vl[vl].obuf_blocks : o.obuf_class_blocks[pt.Slot(vl, h.out_class)];
     return held + h.blocks() <= obuf_class_capacity_;
   }
   const link::Port& pt = ports_[out];
@@ -72,7 +72,7 @@ bool Switch::CanGo(int out, int vl, int in, const Queue* q) const {
 Switch::Queue* Switch::PickedQueue(int out, int vl, int in) const {
   pick_queues_.clear();
   pick_ptrs_.clear();
-  for (Queue* q = outputs_[out].req[vl][in].first; q; q = q->next_req)
+  for (Queue* q = Req(out, vl, in).first; q; q = q->next_req)
     if (CanGo(out, vl, in, q)) {
       pick_queues_.push_back(static_cast<int>(q->index));
       pick_ptrs_.push_back(q);
@@ -87,17 +87,17 @@ Switch::Queue* Switch::PickedQueue(int out, int vl, int in) const {
 
 void Switch::TakeRequest(int out, int vl, int in, Queue* q) {
   Output& o = outputs_[out];
-  ReqList& r = o.req[vl][in];
+  ReqList& r = Req(out, vl, in);
   Queue* prev = nullptr;
   for (Queue* x = r.first; x != q; x = x->next_req) prev = x;
   (prev ? prev->next_req : r.first) = q->next_req;
   if (r.last == q) r.last = prev;
-  if (!r.first) o.req_mask[vl][in / 64] &= ~(uint64_t{1} << (in % 64));
+  if (!r.first) ReqMask(out, vl)[in / 64] &= ~(uint64_t{1} << (in % 64));
   q->next_req = nullptr;
   if (--inputs_[in].req_to[out] == 0)
     inputs_[in].req_to_mask[out / 64] &= ~(uint64_t{1} << (out % 64));
   q->registered = false;
-  --o.pending[vl];
+  --o.per_vl[vl].pending;
   if (cfg_.bypass_limit > 0) {
     uint32_t& bypassed = inputs_[in].bypassed[q->vl];
     bypassed = q->q.head == OldestAt(in, q->vl) ? 0 : bypassed + 1;
@@ -112,9 +112,8 @@ Packet* Switch::ReadFromInput(int out, int vl, int in, Queue* q, SimTime* read_e
   uint32_t blocks = pkt->blocks();
   // The crossbar reads the packet out of the input buffer with the input's bandwidth, and never
   // before its tail has arrived (cut-through); the buffer space is free once it is read.
-  Input& input = inputs_[in];
   SimTime end = std::max(now(), ReadFreeAt(*q)) + ReadTime(in, pkt->wire_bytes());
-  (cfg_.read_port_per_queue ? q->read_free_at : input.read_free_at) = end;
+  (cfg_.read_port_per_queue ? q->read_free_at : read_free_at_[in]) = end;
   SimTime release = std::max(end, pkt->tail_arrival);
   CountQueued(in, *pkt, false);
   if (cc_hooks_) {
@@ -151,17 +150,17 @@ void Switch::Arbitrate(int out) {
   if (!link_up(out) || LinkTaken(out)) return;
   Output& o = outputs_[out];
   int n = num_ports() + 1;
-  size_t words = o.req_mask[0].size();
+  size_t words = mask_words_;
   // Each requesting input is asked once per VL whether it can go now: the answers (a mask and
   // the queue) serve the VL arbiter, the input arbiter and the transfer.
   servable_mask_.resize(static_cast<size_t>(pt.data_vls) * words);
   servable_queue_.resize(static_cast<size_t>(pt.data_vls) * n);
   uint32_t eligible = 0;
   for (int vl = 0; vl < pt.data_vls; ++vl) {
-    if (o.pending[vl] == 0) continue;
+    if (o.per_vl[vl].pending == 0) continue;
     // Credits count as what blocks the VL only for the inputs before the first that can go.
     bool credit_blocked = false;
-    const std::vector<uint64_t>& mask = o.req_mask[vl];
+    const uint64_t* mask = ReqMask(out, vl);
     uint64_t* can = &servable_mask_[static_cast<size_t>(vl) * words];
     for (size_t w = 0; w < words; ++w) {
       can[w] = 0;
@@ -174,7 +173,7 @@ void Switch::Arbitrate(int out) {
           continue;
         }
         if (eligible >> vl & 1) continue;
-        const Packet* h = o.req[vl][in].first->q.head;
+        const Packet* h = Req(out, vl, in).first->q.head;
         if (!pt.tx[pt.Slot(vl, h->out_class)].Fits(h->blocks())) credit_blocked = true;
       }
     }

@@ -30,12 +30,12 @@ void Switch::Enqueue(int in, int in_vl, int out, int out_vl, SimTime ready_at, P
 void Switch::CountQueued(int in, const Packet& p, bool add) {
   Output& o = outputs_[p.out_port];
   uint32_t b = p.blocks();
-  uint32_t& from = o.queued_from[p.out_vl][in];
+  uint32_t& from = QueuedFrom(p.out_port, p.out_vl, in);
   Input& input = inputs_[in];
   // Output::arriving_from follows Input::arriving, so ArrivedBlocks looks only at the inputs
   // that may still be receiving a packet for the output, not at all of them.
   auto mark = [&](int out, bool on) {
-    uint64_t& w = outputs_[out].arriving_from[in / 64];
+    uint64_t& w = ArrivingFrom(out)[in / 64];
     uint64_t bit = uint64_t{1} << (in % 64);
     w = on ? w | bit : w & ~bit;
   };
@@ -52,19 +52,19 @@ void Switch::CountQueued(int in, const Packet& p, bool add) {
     input.arriving = nullptr;
   }
   if (add) {
-    o.queued_blocks[p.out_vl] += b;
-    if (from == 0) ++o.contributors[p.out_vl];
+    o.per_vl[p.out_vl].queued_blocks += b;
+    if (from == 0) ++o.per_vl[p.out_vl].contributors;
     from += b;
   } else {
-    o.queued_blocks[p.out_vl] -= b;
+    o.per_vl[p.out_vl].queued_blocks -= b;
     from -= b;
-    if (from == 0) --o.contributors[p.out_vl];
+    if (from == 0) --o.per_vl[p.out_vl].contributors;
   }
 }
 
 uint32_t Switch::ArrivedBlocksFrom(int in, int out, int vl) const {
   const Input& i = inputs_[in];
-  uint32_t q = outputs_[out].queued_from[vl][in];
+  uint32_t q = QueuedFrom(out, vl, in);
   bool arriving =
       i.arriving && i.arriving_tail > now() && i.arriving_out == out && i.arriving_vl == vl;
   return arriving ? q - i.arriving_blocks : q;
@@ -72,12 +72,14 @@ uint32_t Switch::ArrivedBlocksFrom(int in, int out, int vl) const {
 
 uint32_t Switch::ArrivedBlocks(int out, int vl) const {
   const Output& o = outputs_[out];
-  uint32_t q = o.queued_blocks[vl];
-  for (size_t w = 0; w < o.arriving_from.size(); ++w)
-    for (uint64_t bits = o.arriving_from[w]; bits; bits &= bits - 1) {
+  uint32_t q = o.per_vl[vl].queued_blocks;
+  const uint64_t* arriving = ArrivingFrom(out);
+  for (size_t w = 0; w < mask_words_; ++w)
+    for (uint64_t bits = arriving[w]; bits; bits &= bits - 1) {
       size_t in = w * 64 + static_cast<size_t>(__builtin_ctzll(bits));
       const Input& i = inputs_[in];
-      if (i.arriving_tail > now() && i.arriving_vl == vl && o.queued_from[vl][in] != 0)
+      if (i.arriving_tail > now() && i.arriving_vl == vl &&
+          QueuedFrom(out, vl, static_cast<int>(in)) != 0)
         q -= i.arriving_blocks;
     }
   return q;
@@ -108,7 +110,7 @@ void Switch::HeadChanged(Queue* q) {
 void Switch::Register(Queue* q) {
   Packet* h = q->q.head;
   Output& o = outputs_[h->out_port];
-  ReqList& r = o.req[h->out_vl][q->in];
+  ReqList& r = Req(h->out_port, h->out_vl, q->in);
   q->next_req = nullptr;
   q->registered = true;
   if (r.last)
@@ -116,8 +118,8 @@ void Switch::Register(Queue* q) {
   else
     r.first = q;
   r.last = q;
-  ++o.pending[h->out_vl];
-  o.req_mask[h->out_vl][q->in / 64] |= uint64_t{1} << (q->in % 64);
+  ++o.per_vl[h->out_vl].pending;
+  ReqMask(h->out_port, h->out_vl)[q->in / 64] |= uint64_t{1} << (q->in % 64);
   Input& in = inputs_[q->in];
   if (in.req_to[h->out_port]++ == 0)
     in.req_to_mask[h->out_port / 64] |= uint64_t{1} << (h->out_port % 64);
@@ -141,21 +143,21 @@ void Switch::DiscardQueuedFor(int out) {
   }
   DiscardOutputBuffer(out);
   Output& o = outputs_[out];
-  for (size_t vl = 0; vl < o.req.size(); ++vl) {
-    for (size_t in = 0; in < o.req[vl].size(); ++in) {
-      ReqList& r = o.req[vl][in];
+  for (int vl = 0; vl < cfg_.data_vls; ++vl) {
+    for (int in = 0; in <= num_ports(); ++in) {
+      ReqList& r = Req(out, vl, in);
       while (Queue* q = r.first) {
         r.first = q->next_req;
         q->next_req = nullptr;
         q->registered = false;
-        --o.pending[vl];
+        --o.per_vl[vl].pending;
         if (--inputs_[in].req_to[out] == 0)
           inputs_[in].req_to_mask[out / 64] &= ~(uint64_t{1} << (out % 64));
         HeadChanged(q);  // discards the heads bound for `out`, requeues the rest
       }
       r.last = nullptr;
     }
-    std::fill(o.req_mask[vl].begin(), o.req_mask[vl].end(), 0);
+    std::fill(ReqMask(out, vl), ReqMask(out, vl) + mask_words_, 0);
   }
 }
 

@@ -73,19 +73,19 @@ void Switch::TransferToOutputBuffer(int out) {
   int vl = -1, in = -1;
   for (int k = 0; k < vls && in < 0; ++k) {
     vl = (o.next_transfer_vl + k) % vls;
-    if (o.pending[vl] == 0) continue;
-    const std::vector<uint64_t>& mask = o.req_mask[vl];
+    if (o.per_vl[vl].pending == 0) continue;
+    const uint64_t* mask = ReqMask(out, vl);
     auto servable = [&](int i) {
       return (mask[i / 64] >> (i % 64) & 1) && Servable(out, vl, i) != nullptr;
     };
-    in = o.xbar->Pick(vl, n, mask.data(), servable);
+    in = o.xbar->Pick(vl, n, mask, servable);
   }
   if (in < 0) return;  // the inputs' releases and the buffer's wake the output again
   o.next_transfer_vl = (vl + 1) % vls;
   Queue* q = Servable(out, vl, in);
   TakeRequest(out, vl, in, q);
   // Counted in the output buffer before it leaves the input, so that CC never sees it in neither.
-  o.obuf_blocks[vl] += q->q.head->blocks();
+  o.per_vl[vl].obuf_blocks += q->q.head->blocks();
   const link::Port& pt = ports_[out];
   int slot = pt.Slot(vl, q->q.head->out_class);
   if (pt.classes > 1) o.obuf_class_blocks[slot] += q->q.head->blocks();
@@ -106,7 +106,7 @@ void Switch::DiscardOutputBuffer(int out) {
   for (size_t slot = 0; slot < o.obuf.size(); ++slot) {
     while (!o.obuf[slot].empty()) {
       Packet* pkt = o.obuf[slot].Pop();
-      o.obuf_blocks[slot / classes] -= pkt->blocks();
+      o.per_vl[slot / classes].obuf_blocks -= pkt->blocks();
       if (classes > 1) o.obuf_class_blocks[slot] -= pkt->blocks();
       ++port_mgmt_[out].counters.xmit_discards;
       ++dropped_;

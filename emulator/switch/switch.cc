@@ -30,20 +30,23 @@ Switch::Switch(engine::LpId id, std::string name, int num_ports, const SwitchCon
   qc.vl_capacity_blocks = cfg_.vl_buffer_blocks;
   base_queues_ = ctx_->queuing->NumQueues(qc);
   inputs_.resize(n);
+  read_free_at_.assign(n, 0);
   outputs_.resize(n);
   vl15_.resize(n);
   MakeQueues(base_queues_);
+  size_t words = (static_cast<size_t>(n) + 63) / 64;
+  mask_words_ = words;
+  size_t vl_rows = static_cast<size_t>(n) * cfg_.data_vls;
+  req_.assign(vl_rows * n, {});
+  req_mask_.assign(vl_rows * words, 0);
+  queued_from_.assign(vl_rows * n, 0);
+  arriving_from_.assign(static_cast<size_t>(n) * words, 0);
   for (int p = 0; p < n; ++p) {
     Input& in = inputs_[p];
-    size_t words = (static_cast<size_t>(n) + 63) / 64;
     in.req_to.assign(n, 0);
     in.bypassed.assign(cfg_.data_vls, 0);
     in.req_to_mask.assign(words, 0);
     Output& out = outputs_[p];
-    out.req.assign(cfg_.data_vls, std::vector<ReqList>(n));
-    out.req_mask.assign(cfg_.data_vls, std::vector<uint64_t>(words, 0));
-    out.queued_from.assign(cfg_.data_vls, std::vector<uint32_t>(n, 0));
-    out.arriving_from.assign(words, 0);
     policy::VlArbConfig vc = cfg_.vlarb_config;
     vc.data_vls = cfg_.data_vls;
     out.vlarb = policy::VlArbiterRegistry::Get().Make(cfg_.vlarb, vc);
@@ -131,7 +134,7 @@ void Switch::HandleDevice(const engine::Event& e) {
       // a: the buffer's slot, VL * classes + class (the VL without classes).
       Output& o = outputs_[e.port];
       int classes = ports_[e.port].classes;
-      o.obuf_blocks[e.a / classes] -= static_cast<uint32_t>(e.b);
+      o.per_vl[e.a / classes].obuf_blocks -= static_cast<uint32_t>(e.b);
       if (classes > 1) o.obuf_class_blocks[e.a] -= static_cast<uint32_t>(e.b);
     }
       Arbitrate(e.port);

@@ -69,9 +69,6 @@ class Switch : public mgmt::ManagedNode, private cc::SwitchView {
   };
   struct Input {
     std::vector<std::vector<Queue>> vl;  // [input VL][queue]
-    // The crossbar input's read bandwidth (see ReadTime) is shared by the transfers it feeds;
-    // this is when the reads granted so far will be done.
-    SimTime read_free_at = 0;
     int next_poke = 0;
     // The packet this input is receiving while it is queued (its tail still to come), for
     // SwitchView::ArrivedBlocks; null: none. Cleared when it leaves its queue, so the pointer is
@@ -91,26 +88,29 @@ class Switch : public mgmt::ManagedNode, private cc::SwitchView {
     Queue* first = nullptr;
     Queue* last = nullptr;
   };
-  struct Output {
-    std::vector<std::vector<ReqList>> req;        // [output VL][input port]
-    std::vector<std::vector<uint64_t>> req_mask;  // [output VL]: inputs with a request
-    std::array<uint32_t, policy::kMaxVls> pending{};
+  // An output's counts for one VL, together so that the ones a packet-hop touches share a cache
+  // line (as three arrays over the VLs they were three lines).
+  struct OutputVl {
+    uint32_t pending = 0;  // requests registered
+    // What congestion control reads of this output: the blocks queued for it at all inputs (per
+    // input: Switch::QueuedFrom, Switch::ArrivingFrom) and how many inputs contribute.
+    uint32_t queued_blocks = 0;
+    uint32_t obuf_blocks = 0;  // in the output buffer
+    uint16_t contributors = 0;
+  };
+  // Aligned, with what arbitration reads first: the arbiters, the starved VLs and VL 0's counts
+  // in one cache line.
+  struct alignas(64) Output {
     std::unique_ptr<policy::VlArbiter> vlarb;
     std::unique_ptr<policy::InputArbiter> xbar;
-    // What congestion control reads of this output: the blocks queued for it per VL, at all
-    // inputs and per input, how many inputs contribute, and the VLs whose head waited for
-    // credits since that VL last transmitted.
-    std::array<uint32_t, policy::kMaxVls> queued_blocks{};
-    std::vector<std::vector<uint32_t>> queued_from;  // [output VL][input port]
-    std::vector<uint64_t> arriving_from;             // inputs whose Input::arriving is bound here
-    std::array<uint16_t, policy::kMaxVls> contributors{};
+    // The VLs whose head waited for credits since that VL last transmitted (for CC).
     uint32_t starved_vls = 0;
+    std::array<OutputVl, policy::kMaxVls> per_vl{};
     // The output buffer (SwitchConfig::output_buffer_blocks > 0): the packets the crossbar
     // moved in, per VL, and their blocks, held from the transfer's start until the tail has
     // left on the link. The crossbar writes one packet at a time into it.
     // With credit classes (VOQnet), a queue and a whole buffer per class, served in turn.
-    std::vector<engine::PacketQueue> obuf;  // [VL * classes + class]
-    std::array<uint32_t, policy::kMaxVls> obuf_blocks{};
+    std::vector<engine::PacketQueue> obuf;    // [VL * classes + class]
     std::vector<uint32_t> obuf_class_blocks;  // [VL * classes + class], with classes only
     std::vector<uint32_t> next_class;         // [VL]
     SimTime write_free_at = 0;
@@ -124,6 +124,29 @@ class Switch : public mgmt::ManagedNode, private cc::SwitchView {
     return Cioq() || !vl15_[out].empty() || Requested(out);
   }
 
+  // The per-(output, VL, input) state every arbitration and enqueue reads, in flat arrays of the
+  // switch rather than vectors of vectors in Output: one load from the switch to the element, not
+  // three dependent ones through Output's vectors (each a likely cache miss).
+  // The requests of input `in` for (out, vl), oldest first.
+  ReqList& Req(int out, int vl, int in) { return req_[ReqIndex(out, vl, in)]; }
+  const ReqList& Req(int out, int vl, int in) const { return req_[ReqIndex(out, vl, in)]; }
+  // Bit in: input `in` has a request for (out, vl); mask_words_ words.
+  uint64_t* ReqMask(int out, int vl) {
+    return &req_mask_[(static_cast<size_t>(out) * cfg_.data_vls + vl) * mask_words_];
+  }
+  // Blocks queued at input `in` for (out, vl).
+  uint32_t& QueuedFrom(int out, int vl, int in) { return queued_from_[ReqIndex(out, vl, in)]; }
+  uint32_t QueuedFrom(int out, int vl, int in) const { return queued_from_[ReqIndex(out, vl, in)]; }
+  // Bit in: Input::arriving of input `in` is bound for `out`; mask_words_ words.
+  uint64_t* ArrivingFrom(int out) {
+    return &arriving_from_[static_cast<size_t>(out) * mask_words_];
+  }
+  const uint64_t* ArrivingFrom(int out) const {
+    return &arriving_from_[static_cast<size_t>(out) * mask_words_];
+  }
+  size_t ReqIndex(int out, int vl, int in) const {
+    return (static_cast<size_t>(out) * cfg_.data_vls + vl) * (num_ports() + 1) + in;
+  }
   size_t Sl2VlIndex(int in, int out, int sl) const {
     return (static_cast<size_t>(in) * (num_ports() + 1) + out) * 16 + sl;
   }
@@ -144,7 +167,7 @@ class Switch : public mgmt::ManagedNode, private cc::SwitchView {
   // Whether any input requests output `out`, on any data VL.
   bool Requested(int out) const {
     for (int v = 0; v < ports_[out].data_vls; ++v)
-      if (outputs_[out].pending[v] != 0) return true;
+      if (outputs_[out].per_vl[v].pending != 0) return true;
     return false;
   }
   void ArbitrateCioq(int out);
@@ -164,7 +187,7 @@ class Switch : public mgmt::ManagedNode, private cc::SwitchView {
   bool InputCanFeed(int out, const Queue& q, const Packet& h) const;
   // When the read port that serves queue q is free.
   SimTime ReadFreeAt(const Queue& q) const {
-    return cfg_.read_port_per_queue ? q.read_free_at : inputs_[q.in].read_free_at;
+    return cfg_.read_port_per_queue ? q.read_free_at : read_free_at_[q.in];
   }
   // Whether the head h of a request for (out, vl) has room where it goes next: the peer's
   // credits, or with output buffers the buffer of (out, vl).
@@ -213,17 +236,21 @@ class Switch : public mgmt::ManagedNode, private cc::SwitchView {
   int NumPorts() const override { return num_ports(); }
   int DataVls() const override { return cfg_.data_vls; }
   uint32_t VlCapacityBlocks() const override { return cfg_.vl_buffer_blocks; }
-  uint32_t QueuedBlocks(int out, int vl) const override { return outputs_[out].queued_blocks[vl]; }
+  uint32_t QueuedBlocks(int out, int vl) const override {
+    return outputs_[out].per_vl[vl].queued_blocks;
+  }
   uint32_t QueuedBlocksFrom(int in, int out, int vl) const override {
-    return outputs_[out].queued_from[vl][in];
+    return QueuedFrom(out, vl, in);
   }
   uint32_t ArrivedBlocks(int out, int vl) const override;
   uint32_t ArrivedBlocksFrom(int in, int out, int vl) const override;
-  int ContributingInputs(int out, int vl) const override { return outputs_[out].contributors[vl]; }
+  int ContributingInputs(int out, int vl) const override {
+    return outputs_[out].per_vl[vl].contributors;
+  }
   uint32_t InputUsedBlocks(int in, int vl) const override { return ports_[in].vl_used[vl]; }
   bool CreditStarved(int out, int vl) const override { return outputs_[out].starved_vls >> vl & 1; }
   uint32_t OutputBufferBlocks(int out, int vl) const override {
-    return outputs_[out].obuf_blocks[vl];
+    return outputs_[out].per_vl[vl].obuf_blocks;
   }
   uint32_t OutputBufferCapacityBlocks() const override { return cfg_.output_buffer_blocks; }
   bool PeerIsSwitch(int port) const override {
@@ -264,6 +291,16 @@ class Switch : public mgmt::ManagedNode, private cc::SwitchView {
   uint64_t trap_tid_ = 0;
   std::vector<uint8_t> sl2vl_;
   std::vector<Input> inputs_;
+  // [input]: the crossbar input's read bandwidth (see ReadTime) is shared by the transfers it
+  // feeds; this is when the reads granted so far will be done. Apart from Input because
+  // arbitration reads it for every requesting input: one cache line for a switch's inputs, not
+  // one each.
+  std::vector<SimTime> read_free_at_;
+  std::vector<ReqList> req_;             // Req
+  std::vector<uint64_t> req_mask_;       // ReqMask
+  std::vector<uint32_t> queued_from_;    // QueuedFrom
+  std::vector<uint64_t> arriving_from_;  // ArrivingFrom
+  size_t mask_words_ = 1;                // 64-bit words of a mask over the ports
   std::vector<Output> outputs_;
   uint64_t dropped_ = 0;
   link::LinkRate xbar_rate_;
