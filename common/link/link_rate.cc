@@ -62,6 +62,7 @@ LinkRate::LinkRate(Width w, Speed s) : width_(w), speed_(s) {
   num_per_byte_ = 8ull * static_cast<uint64_t>(kPsPerSec) * static_cast<uint64_t>(i.enc_total);
   den_ = static_cast<uint64_t>(i.lane_baud) * static_cast<uint64_t>(static_cast<int>(w)) *
          static_cast<uint64_t>(i.enc_data);
+  if (num_per_byte_ % den_ == 0) ps_per_byte_ = static_cast<int64_t>(num_per_byte_ / den_);
 }
 
 SimTime LinkRate::SlowSerializationTime(int64_t bytes) const {

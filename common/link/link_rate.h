@@ -45,12 +45,15 @@ class LinkRate {
   // 64-bit path; only huge byte counts need 128-bit arithmetic.
   SimTime SerializationTime(int64_t bytes) const {
     if (bytes >= 0 && bytes <= kFastBytes) {
+      if (ps_per_byte_ != 0) return bytes * ps_per_byte_;
       uint64_t num = static_cast<uint64_t>(bytes) * num_per_byte_;
       return static_cast<SimTime>((num + den_ - 1) / den_);
     }
     return SlowSerializationTime(bytes);
   }
   std::string ToString() const;
+  // Picoseconds per byte when they are a whole number, else 0.
+  int64_t ps_per_byte() const { return ps_per_byte_; }
 
  private:
   static constexpr int64_t kFastBytes = 8192;  // 8192 * 8e12 * 272 < 2^64
@@ -60,6 +63,10 @@ class LinkRate {
   Speed speed_ = Speed::kQDR;
   uint64_t num_per_byte_ = 0;  // 8 * 1e12 * enc_total
   uint64_t den_ = 1;           // lane_baud * lanes * enc_data
+  // num_per_byte_ / den_ when it is a whole number of picoseconds (SDR, DDR, QDR and EDR at 1x
+  // and 4x; not FDR's 64b/66b), else 0. Packet paths ask for a serialisation time several times
+  // a hop, and a 64-bit division is tens of cycles where a multiplication is a few.
+  int64_t ps_per_byte_ = 0;
 };
 
 // A rate cap that is not a link (the host's PCIe/DMA path): bits per second.

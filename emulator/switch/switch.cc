@@ -93,6 +93,9 @@ void Switch::Start() {
     if (l.connected && (first || l.rate.data_bps() > xbar_rate_.data_bps())) xbar_rate_ = l.rate;
     first = first && !l.connected;
   }
+  int64_t p = xbar_rate_.ps_per_byte() * 1000;
+  bool whole = p != 0 && cfg_.speedup_milli > 0 && p % cfg_.speedup_milli == 0;
+  read_ps_per_byte_ = whole ? p / cfg_.speedup_milli : 0;
   Device::Start();
 }
 

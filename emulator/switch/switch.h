@@ -206,6 +206,7 @@ class Switch : public mgmt::ManagedNode, private cc::SwitchView {
   // Crossbar ports run at the switch's fastest link rate times the speedup: the internal
   // datapath is built for the fastest port, slower links just fill it less.
   SimTime ReadTime(int in, uint32_t bytes) const {
+    if (read_ps_per_byte_ != 0) return static_cast<SimTime>(bytes) * read_ps_per_byte_;
     return xbar_rate_.SerializationTime(bytes) * 1000 / cfg_.speedup_milli;
   }
   void Drop(int in, Packet* pkt);
@@ -304,6 +305,9 @@ class Switch : public mgmt::ManagedNode, private cc::SwitchView {
   std::vector<Output> outputs_;
   uint64_t dropped_ = 0;
   link::LinkRate xbar_rate_;
+  // ReadTime's picoseconds per byte when they are whole (the crossbar's rate a whole number of
+  // picoseconds per byte, and the speedup dividing it evenly), else 0: no division per call.
+  SimTime read_ps_per_byte_ = 0;
   std::unique_ptr<cc::SwitchCc> cc_hooks_;
   int base_queues_ = 1;                   // per input VL, from the queuing policy
   bool xbar_picks_queues_ = false;        // the mechanism arbitrates among an input's queues (H6)

@@ -55,6 +55,34 @@ TEST(LinkRate, OddRatesRoundUpToAWholePicosecond) {
   EXPECT_EQ(LinkRate(Width::k4x, Speed::kQDR).SerializationTime(0), 0);
 }
 
+// The whole-picoseconds-per-byte path (no division) must give what the rational gives, and be
+// taken only where it is exact: every width and speed, every packet size, against a reference
+// computed here in 128 bits.
+TEST(LinkRate, PerByteFastPathMatchesTheRationalForEverySpeedAndWidth) {
+  const Width widths[] = {Width::k1x, Width::k4x, Width::k8x, Width::k12x};
+  const Speed speeds[] = {Speed::kSDR, Speed::kDDR, Speed::kQDR, Speed::kFDR,
+                          Speed::kEDR, Speed::kHDR, Speed::kNDR};
+  int whole = 0;
+  for (Width w : widths)
+    for (Speed sp : speeds) {
+      const LinkRate r(w, sp);
+      const SpeedInfo& i = Info(sp);
+      __int128 den = static_cast<__int128>(i.lane_baud) * static_cast<int>(w) * i.enc_data;
+      __int128 per_byte = static_cast<__int128>(8) * kPsPerSec * i.enc_total;
+      EXPECT_EQ(r.ps_per_byte() != 0, per_byte % den == 0) << r.ToString();
+      if (r.ps_per_byte() != 0) ++whole;
+      for (int64_t bytes = 0; bytes <= 8192; ++bytes) {
+        __int128 num = per_byte * bytes;
+        SimTime want = static_cast<SimTime>((num + den - 1) / den);
+        ASSERT_EQ(r.SerializationTime(bytes), want) << r.ToString() << " " << bytes << " B";
+      }
+    }
+  // 4x QDR (250 ps a byte), the default, must be among them or the fast path is never taken.
+  EXPECT_EQ(LinkRate(Width::k4x, Speed::kQDR).ps_per_byte(), 250);
+  EXPECT_EQ(LinkRate(Width::k4x, Speed::kFDR).ps_per_byte(), 0);
+  EXPECT_GT(whole, 4);
+}
+
 TEST(LinkRate, LargeTransfersDoNotOverflow) {
   // 1 GiB at 4x QDR: 2^33 bits / 32e9 = 0.268435456 s.
   EXPECT_EQ(LinkRate(Width::k4x, Speed::kQDR).SerializationTime(int64_t{1} << 30), 268'435'456'000);
