@@ -14,8 +14,9 @@
 # Wall time on a shared machine swings by a factor of two from run to run. With INSTRUCTIONS=1 it
 # also counts the instructions each binary executes per packet-hop (valgrind's cachegrind, from
 # the difference between a 2 us and a 22 us run, so loading cancels out): a figure that does not
-# depend on the machine's load, for comparing two builds. Needs valgrind (apt-get install
-# valgrind); each binary takes about two minutes under it.
+# depend on the machine's load, for comparing two builds, with the data cache misses per
+# packet-hop of a simulated L1 and a 1 MiB L2. Needs valgrind (apt-get install valgrind); each
+# binary takes about a minute under it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DURATION=${1:-2ms}
@@ -68,18 +69,24 @@ PY
 
 if [ "${INSTRUCTIONS:-0}" = 1 ]; then
   command -v valgrind >/dev/null || { echo "INSTRUCTIONS=1 needs valgrind (apt-get install valgrind)" >&2; exit 1; }
-  count() {  # $1 = binary, $2 = duration: prints instructions, events, packet-hops
+  # The caches are simulated with the last level the size of this EPYC's L2 (1 MiB): the machine
+  # gives no hardware counters, and an L2 miss (an L3 hit) costs more than many instructions.
+  count() {  # $1 = binary, $2 = duration: prints instructions, L1 and L2 misses, events, packet-hops
     local out="$TMP/ir-$2"
-    local ir
-    ir=$(valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file=/dev/null \
-      "$1" run "$SCEN" -q --no-plot --duration "$2" -o "$out" 2>&1 >/dev/null |
-      sed -n 's/.*I *refs: *//p' | tr -d ,)
-    python3 -c "import json,sys; s=json.load(open('$out/summary.json')); print($ir, s['events'], s['packet_hops'])"
+    local log
+    log=$(valgrind --tool=cachegrind --cache-sim=yes --LL=1048576,16,64 \
+      --cachegrind-out-file=/dev/null "$1" run "$SCEN" -q --no-plot --duration "$2" -o "$out" \
+      2>&1 >/dev/null)
+    local ir d1 ll
+    ir=$(sed -n 's/.*I *refs: *//p' <<<"$log" | tr -d ,)
+    d1=$(sed -n 's/.*D1  misses: *\([0-9,]*\).*/\1/p' <<<"$log" | tr -d ,)
+    ll=$(sed -n 's/.*LLd misses: *\([0-9,]*\).*/\1/p' <<<"$log" | tr -d ,)
+    python3 -c "import json,sys; s=json.load(open('$out/summary.json')); print($ir, $d1, $ll, s['events'], s['packet_hops'])"
   }
   per_hop() {  # $1 = label, $2 = binary
-    read -r i1 e1 h1 <<<"$(count "$2" 2us)"
-    read -r i2 e2 h2 <<<"$(count "$2" 22us)"
-    python3 -c "print(f'instructions ($1): {($i2-$i1)/($h2-$h1):.0f} per packet-hop, {($i2-$i1)/($e2-$e1):.0f} per event, {($e2-$e1)/($h2-$h1):.2f} events per packet-hop (2-22 us)')"
+    read -r i1 d1 l1 e1 h1 <<<"$(count "$2" 2us)"
+    read -r i2 d2 l2 e2 h2 <<<"$(count "$2" 22us)"
+    python3 -c "h = $h2 - $h1; print(f'instructions ($1): {($i2-$i1)/h:.0f} per packet-hop, {($i2-$i1)/($e2-$e1):.0f} per event, {($e2-$e1)/h:.2f} events per packet-hop; data misses per packet-hop: L1 {($d2-$d1)/h:.1f}, L2 (1 MiB) {($l2-$l1)/h:.1f} (2-22 us)')"
   }
   per_hop this "$IBEMU"
   if [ -n "${IBEMU_BASE:-}" ]; then per_hop base "$IBEMU_BASE"; fi
