@@ -18,13 +18,12 @@ Switch::Queue* Switch::Servable(int out, int vl, int in) const {
   if (xbar_picks_queues_) return PickedQueue(out, vl, in);
   const link::Port& pt = ports_[out];
   for (Queue* q = r.first; q; q = q->next_req) {
-    const Packet* h = q->q.head;
-    if (!InputCanFeed(out, *q, *h)) {
+    if (!InputCanFeed(out, *q)) {
       if (cfg_.read_port_per_queue) continue;  // another queue's read port may be free
       return nullptr;
     }
     if (HeldForOldest(in, q)) return nullptr;
-    if (RoomAt(out, vl, *h)) return q;
+    if (RoomAt(out, vl, *q)) return q;
     // An output buffer has a queue and room per credit class too.
     if (pt.classes == 1) return nullptr;
   }
@@ -41,30 +40,29 @@ const Packet* Switch::OldestAt(int in, int vl) const {
 
 // A transfer may start when the input can supply the packet no slower than the output link
 // drains it: an input faster than its outputs feeds several at once, a slower one only when idle.
-bool Switch::InputCanFeed(int out, const Queue& q, const Packet& h) const {
+bool Switch::InputCanFeed(int out, const Queue& q) const {
   // Into an output buffer the crossbar writes at its own rate, the rate it reads at.
   if (Cioq()) return ReadFreeAt(q) <= now();
-  uint32_t bytes = h.wire_bytes();
+  uint32_t bytes = q.head_bytes;
   SimTime slack =
       std::max<SimTime>(0, ports_[out].link.rate.SerializationTime(bytes) - ReadTime(q.in, bytes));
   return ReadFreeAt(q) <= now() + slack;
 }
 
-bool Switch::RoomAt(int out, int vl, const Packet& h) const {
+bool Switch::RoomAt(int out, int vl, const Queue& q) const {
   if (Cioq()) {
     const link::Port& pt = ports_[out];
     const Output& o = outputs_[out];
     uint32_t held =
-        pt.classes == 1 ? o.per_vl[vl].obuf_blocks : o.obuf_class_blocks[pt.Slot(vl, h.out_class)];
-    return held + h.blocks() <= obuf_class_capacity_;
+        pt.classes == 1 ? o.per_vl[vl].obuf_blocks : o.obuf_class_blocks[pt.Slot(vl, q.head_class)];
+    return held + q.head_blocks() <= obuf_class_capacity_;
   }
   const link::Port& pt = ports_[out];
-  return pt.tx[pt.Slot(vl, h.out_class)].Fits(h.blocks());
+  return pt.tx[pt.Slot(vl, q.head_class)].Fits(q.head_blocks());
 }
 
 bool Switch::CanGo(int out, int vl, int in, const Queue* q) const {
-  const Packet* h = q->q.head;
-  return InputCanFeed(out, *q, *h) && !HeldForOldest(in, q) && RoomAt(out, vl, *h);
+  return InputCanFeed(out, *q) && !HeldForOldest(in, q) && RoomAt(out, vl, *q);
 }
 
 // H6: every queue of the input that requests (out, vl) and could go now is a candidate; the
@@ -173,8 +171,10 @@ void Switch::Arbitrate(int out) {
           continue;
         }
         if (eligible >> vl & 1) continue;
-        const Packet* h = Req(out, vl, in).first->q.head;
-        if (!pt.tx[pt.Slot(vl, h->out_class)].Fits(h->blocks())) credit_blocked = true;
+        const Queue* first = Req(out, vl, in).first;
+        if (!pt.tx[pt.Slot(vl, first->head_class)].Fits(first->head_blocks())) {
+          credit_blocked = true;
+        }
       }
     }
     if (credit_blocked) o.starved_vls |= 1u << vl;

@@ -109,6 +109,8 @@ void Switch::HeadChanged(Queue* q) {
 
 void Switch::Register(Queue* q) {
   Packet* h = q->q.head;
+  q->head_bytes = h->wire_bytes();
+  q->head_class = h->out_class;
   Output& o = outputs_[h->out_port];
   ReqList& r = Req(h->out_port, h->out_vl, q->in);
   q->next_req = nullptr;

@@ -58,7 +58,8 @@ class Switch : public mgmt::ManagedNode, private cc::SwitchView {
     kOutputRelease,                 // port = output, a = VL, b = blocks: left the output buffer
   };
 
-  struct Queue {
+  // A line each: arbitration walks the queues that request an output.
+  struct alignas(64) Queue {
     engine::PacketQueue q;
     Queue* next_req = nullptr;
     SimTime read_free_at = 0;  // its own read port (SwitchConfig::read_port_per_queue)
@@ -66,6 +67,15 @@ class Switch : public mgmt::ManagedNode, private cc::SwitchView {
     uint16_t in = 0;
     uint8_t vl = 0;
     uint32_t index = 0;
+    // While registered, what arbitration asks of the head (its wire bytes and output credit
+    // class), copied at Register so that asking whether it can go does not touch the packet:
+    // an output asks every requesting input, often several times before one goes. The head
+    // does not change while the queue is registered.
+    uint32_t head_bytes = 0;
+    uint16_t head_class = 0;
+    uint32_t head_blocks() const {
+      return (head_bytes + wire::kCreditBlockBytes - 1) / wire::kCreditBlockBytes;
+    }
   };
   struct Input {
     std::vector<std::vector<Queue>> vl;  // [input VL][queue]
@@ -184,14 +194,15 @@ class Switch : public mgmt::ManagedNode, private cc::SwitchView {
   SimTime SendToOutput(int out, int in, int vl, Packet* pkt, SimTime ready);
   void Register(Queue* q);
   Queue* Servable(int out, int vl, int in) const;
-  bool InputCanFeed(int out, const Queue& q, const Packet& h) const;
+  // Whether the input can feed the head of registered queue q to `out` now.
+  bool InputCanFeed(int out, const Queue& q) const;
   // When the read port that serves queue q is free.
   SimTime ReadFreeAt(const Queue& q) const {
     return cfg_.read_port_per_queue ? q.read_free_at : read_free_at_[q.in];
   }
-  // Whether the head h of a request for (out, vl) has room where it goes next: the peer's
-  // credits, or with output buffers the buffer of (out, vl).
-  bool RoomAt(int out, int vl, const Packet& h) const;
+  // Whether the head of registered queue q, requesting (out, vl), has room where it goes next:
+  // the peer's credits, or with output buffers the buffer of (out, vl).
+  bool RoomAt(int out, int vl, const Queue& q) const;
   // Whether the head of q (at input `in`, requesting (out, vl)) could be sent now.
   bool CanGo(int out, int vl, int in, const Queue* q) const;
   // The bypass limit (SwitchConfig::bypass_limit): whether the head of q may not go because the
