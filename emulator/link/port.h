@@ -29,18 +29,21 @@ struct LinkEnd {
   SimTime fc_latency = 0;
 };
 
-struct PortStats {
-  uint64_t tx_packets = 0, tx_bytes = 0, rx_packets = 0, rx_bytes = 0;
+// Ordered so that a packet's transmit and its receive each touch one cache line of counters
+// (for the low SLs): the packet and byte counts beside their per-SL array, the receive side with
+// its occupancy bins; what changes rarely after them.
+struct alignas(64) PortStats {
+  uint64_t tx_packets = 0, tx_bytes = 0;
+  std::array<uint64_t, 16> xmit_data_sl{};          // octets per SL, LRH through VCRC
+  std::vector<stats::BinnedIntegral> rx_occupancy;  // blocks, per VL
+  uint64_t rx_packets = 0, rx_bytes = 0;
+  std::array<uint64_t, 16> rcv_data_sl{};
   uint64_t tx_fc_packets = 0, rx_fc_packets = 0;
   uint64_t credit_violations = 0;  // packets that arrived with no room: a peer bug, never expected
   uint64_t dropped_no_route = 0;
   uint64_t link_downed = 0;  // times the link left LinkUp or retrained (PMA LinkDownedCounter)
   uint64_t xmit_wait = 0;    // PortXmitWait ticks of the runs that have ended (Device::XmitWait)
-  std::vector<stats::BinnedIntegral> rx_occupancy;    // blocks, per VL
   std::vector<stats::BinnedIntegral> credit_stalled;  // 1 while a packet waits for credits
-  // The arrays last: a packet-hop reads one element of two of them, and the counters and
-  // vectors above stay in two cache lines.
-  std::array<uint64_t, 16> xmit_data_sl{}, rcv_data_sl{};  // octets per SL, LRH through VCRC
   // Packets sent with FECN or BECN set, per VL: where congestion control marked and echoed.
   std::array<uint64_t, 16> tx_fecn{}, tx_becn{};
 };
@@ -53,7 +56,7 @@ struct XmitWaitRun {
 };
 
 // Cache-line aligned, with what a packet-hop reads (the link, the transmit state, the credit
-// vectors, the counters) ahead of the per-SL and per-VL arrays.
+// vectors) ahead of the counters.
 struct alignas(64) Port {
   int number = 0;
   LinkEnd link;
