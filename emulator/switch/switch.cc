@@ -19,6 +19,7 @@ Switch::Switch(engine::LpId id, std::string name, int num_ports, const SwitchCon
   cc_.resize(1);
   cc_[0].ports.resize(static_cast<size_t>(n));
   sl2vl_.assign(static_cast<size_t>(n) * n * 16, 0);
+  for (int sl = 0; sl < 16; ++sl) sl2vl_common_[sl] = static_cast<uint8_t>(sl % cfg_.data_vls);
   // Default SL2VL: SL modulo the data VLs, the usual map on a port with fewer VLs than SLs.
   for (int in = 0; in < n; ++in)
     for (int out = 0; out < n; ++out)

@@ -30,8 +30,13 @@ class Switch : public mgmt::ManagedNode, private cc::SwitchView {
   // Linear forwarding table: DLID -> output port (IBA 18.2.4.3.2); kNoRoute drops.
   std::vector<uint8_t>& lft() { return lft_; }
   // SL2VL for packets entering on `in` and leaving on `out` (IBA 7.6.6).
-  void SetSl2Vl(int in, int out, int sl, int vl) { sl2vl_[Sl2VlIndex(in, out, sl)] = vl; }
-  int Sl2Vl(int in, int out, int sl) const { return sl2vl_[Sl2VlIndex(in, out, sl)]; }
+  void SetSl2Vl(int in, int out, int sl, int vl) {
+    sl2vl_[Sl2VlIndex(in, out, sl)] = static_cast<uint8_t>(vl);
+    if (vl != sl2vl_common_[sl]) sl2vl_uniform_ = false;
+  }
+  int Sl2Vl(int in, int out, int sl) const {
+    return sl2vl_uniform_ ? sl2vl_common_[sl] : sl2vl_[Sl2VlIndex(in, out, sl)];
+  }
   uint16_t lid() const { return port_mgmt_[0].lid; }
   void set_lid(uint16_t l) { port_mgmt_[0].lid = l; }
   uint64_t dropped() const { return dropped_; }
@@ -302,6 +307,11 @@ class Switch : public mgmt::ManagedNode, private cc::SwitchView {
   std::vector<engine::PacketQueue> vl15_;  // [output port]: SMPs, sent before any data VL
   uint64_t trap_tid_ = 0;
   std::vector<uint8_t> sl2vl_;
+  // While every (input, output) pair maps as sl2vl_common_ (until a write says otherwise), the
+  // lookup reads that one row: the full table is 22 KiB on a 36-port switch, a cache miss per
+  // packet, and SMs usually program the same map everywhere.
+  std::array<uint8_t, 16> sl2vl_common_{};
+  bool sl2vl_uniform_ = true;
   std::vector<Input> inputs_;
   // [input]: the crossbar input's read bandwidth (see ReadTime) is shared by the transfers it
   // feeds; this is when the reads granted so far will be done. Apart from Input because

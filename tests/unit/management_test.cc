@@ -408,6 +408,26 @@ TEST_F(Fabric, LftAndSl2VlSetsTakeEffect) {
   EXPECT_EQ(s1.Sl2Vl(1, 4, 3), 0);
 }
 
+// The switch reads one shared SL2VL row while every (input, output) pair maps alike: a Set for
+// one pair must take that pair off it and leave every other pair on the configured map.
+TEST_F(Fabric, Sl2VlSetForOnePairChangesOnlyThatPair) {
+  BuildFrom("tests/data/scenarios/vlarb_set.yaml");  // two data VLs, SL i -> VL i % 2
+  auto& s1 = static_cast<sw::Switch&>(Dev("S1"));
+  EXPECT_EQ(s1.Sl2Vl(1, 4, 0), 0);
+  EXPECT_EQ(s1.Sl2Vl(1, 4, 1), 1);
+  MadBuffer b = DrSmp(method::kSet, attr::kSl2VlTable, 1u << 8 | 4u, {1});
+  for (int sl = 0; sl < 16; ++sl)
+    Set(b.data() + kSmpDataOffset, sl2vl_table::VlOfSl(sl), static_cast<uint64_t>((sl + 1) % 2));
+  Send("H1", 1, b);
+  EXPECT_EQ(Get(Reply().data(), hdr::kDrStatus), 0u);
+  EXPECT_EQ(s1.Sl2Vl(1, 4, 0), 1);
+  EXPECT_EQ(s1.Sl2Vl(1, 4, 1), 0);
+  EXPECT_EQ(s1.Sl2VlEntry(1, 4, 2), 1);
+  EXPECT_EQ(s1.Sl2Vl(2, 4, 0), 0);
+  EXPECT_EQ(s1.Sl2Vl(1, 3, 1), 1);
+  EXPECT_EQ(s1.Sl2Vl(4, 1, 0), 0);
+}
+
 TEST_F(Fabric, VlArbSetChangesTheSplitBetweenVls) {
   BuildFrom("tests/data/scenarios/vlarb_set.yaml");
   auto& pc = Dev("H1").port(1).stats;  // octets per SL, as the PMA reports them
