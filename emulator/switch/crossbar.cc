@@ -92,8 +92,7 @@ void Switch::TakeRequest(int out, int vl, int in, Queue* q) {
   if (r.last == q) r.last = prev;
   if (!r.first) ReqMask(out, vl)[in / 64] &= ~(uint64_t{1} << (in % 64));
   q->next_req = nullptr;
-  if (--inputs_[in].req_to[out] == 0)
-    inputs_[in].req_to_mask[out / 64] &= ~(uint64_t{1} << (out % 64));
+  if (--ReqTo(in, out) == 0) ReqToMask(in)[out / 64] &= ~(uint64_t{1} << (out % 64));
   q->registered = false;
   --o.per_vl[vl].pending;
   if (cfg_.bypass_limit > 0) {

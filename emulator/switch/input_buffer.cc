@@ -122,9 +122,8 @@ void Switch::Register(Queue* q) {
   r.last = q;
   ++o.per_vl[h->out_vl].pending;
   ReqMask(h->out_port, h->out_vl)[q->in / 64] |= uint64_t{1} << (q->in % 64);
-  Input& in = inputs_[q->in];
-  if (in.req_to[h->out_port]++ == 0)
-    in.req_to_mask[h->out_port / 64] |= uint64_t{1} << (h->out_port % 64);
+  if (ReqTo(q->in, h->out_port)++ == 0)
+    ReqToMask(q->in)[h->out_port / 64] |= uint64_t{1} << (h->out_port % 64);
   Arbitrate(h->out_port);
 }
 
@@ -153,8 +152,7 @@ void Switch::DiscardQueuedFor(int out) {
         q->next_req = nullptr;
         q->registered = false;
         --o.per_vl[vl].pending;
-        if (--inputs_[in].req_to[out] == 0)
-          inputs_[in].req_to_mask[out / 64] &= ~(uint64_t{1} << (out % 64));
+        if (--ReqTo(in, out) == 0) ReqToMask(in)[out / 64] &= ~(uint64_t{1} << (out % 64));
         HeadChanged(q);  // discards the heads bound for `out`, requeues the rest
       }
       r.last = nullptr;

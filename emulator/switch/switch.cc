@@ -42,11 +42,11 @@ Switch::Switch(engine::LpId id, std::string name, int num_ports, const SwitchCon
   req_mask_.assign(vl_rows * words, 0);
   queued_from_.assign(vl_rows * n, 0);
   arriving_from_.assign(static_cast<size_t>(n) * words, 0);
+  req_to_.assign(static_cast<size_t>(n) * n, 0);
+  req_to_mask_.assign(static_cast<size_t>(n) * words, 0);
   for (int p = 0; p < n; ++p) {
     Input& in = inputs_[p];
-    in.req_to.assign(n, 0);
     in.bypassed.assign(cfg_.data_vls, 0);
-    in.req_to_mask.assign(words, 0);
     Output& out = outputs_[p];
     policy::VlArbConfig vc = cfg_.vlarb_config;
     vc.data_vls = cfg_.data_vls;
@@ -125,8 +125,7 @@ void Switch::HandleDevice(const engine::Event& e) {
       // The requested outputs from `start` up, then below it. The mask is read afresh at each
       // step: an output's arbitration can add or take requests of this input.
       auto next_requested = [&](int from) {
-        return std::min(n,
-                        policy::NextPort(input.req_to_mask.data(), input.req_to_mask.size(), from));
+        return std::min(n, policy::NextPort(ReqToMask(e.port), mask_words_, from));
       };
       for (int out = next_requested(start); out < n; out = next_requested(out + 1))
         if (OutputFree(out)) Arbitrate(out);

@@ -82,22 +82,20 @@ class Switch : public mgmt::ManagedNode, private cc::SwitchView {
       return (head_bytes + wire::kCreditBlockBytes - 1) / wire::kCreditBlockBytes;
     }
   };
-  struct Input {
-    std::vector<std::vector<Queue>> vl;  // [input VL][queue]
-    int next_poke = 0;
+  // Aligned, with what every enqueue and dequeue reads first. The outputs an input requests are
+  // in the switch's flat arrays (ReqTo, ReqToMask).
+  struct alignas(64) Input {
     // The packet this input is receiving while it is queued (its tail still to come), for
     // SwitchView::ArrivedBlocks; null: none. Cleared when it leaves its queue, so the pointer is
     // never one the pool has handed out again.
     const Packet* arriving = nullptr;
-    std::vector<uint32_t> bypassed;  // [input VL]: packets that left before the oldest one
     SimTime arriving_tail = 0;
+    uint32_t arriving_blocks = 0;
     uint16_t arriving_out = 0;
     uint8_t arriving_vl = 0;
-    uint32_t arriving_blocks = 0;
-    // Outputs this input has registered requests for (any VL): only they need a look when the
-    // input's read bandwidth frees up.
-    std::vector<uint16_t> req_to;
-    std::vector<uint64_t> req_to_mask;
+    int next_poke = 0;
+    std::vector<std::vector<Queue>> vl;  // [input VL][queue]
+    std::vector<uint32_t> bypassed;      // [input VL]: packets that left before the oldest one
   };
   struct ReqList {
     Queue* first = nullptr;
@@ -159,6 +157,12 @@ class Switch : public mgmt::ManagedNode, private cc::SwitchView {
   const uint64_t* ArrivingFrom(int out) const {
     return &arriving_from_[static_cast<size_t>(out) * mask_words_];
   }
+  // Outputs input `in` has registered requests for (any VL), counted and as a mask
+  // (mask_words_ words): only they need a look when the input's read bandwidth frees up.
+  uint16_t& ReqTo(int in, int out) {
+    return req_to_[static_cast<size_t>(in) * (num_ports() + 1) + out];
+  }
+  uint64_t* ReqToMask(int in) { return &req_to_mask_[static_cast<size_t>(in) * mask_words_]; }
   size_t ReqIndex(int out, int vl, int in) const {
     return (static_cast<size_t>(out) * cfg_.data_vls + vl) * (num_ports() + 1) + in;
   }
@@ -322,6 +326,8 @@ class Switch : public mgmt::ManagedNode, private cc::SwitchView {
   std::vector<uint64_t> req_mask_;       // ReqMask
   std::vector<uint32_t> queued_from_;    // QueuedFrom
   std::vector<uint64_t> arriving_from_;  // ArrivingFrom
+  std::vector<uint16_t> req_to_;         // ReqTo
+  std::vector<uint64_t> req_to_mask_;    // ReqToMask
   size_t mask_words_ = 1;                // 64-bit words of a mask over the ports
   std::vector<Output> outputs_;
   uint64_t dropped_ = 0;
