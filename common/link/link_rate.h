@@ -63,9 +63,9 @@ class LinkRate {
   Speed speed_ = Speed::kQDR;
   uint64_t num_per_byte_ = 0;  // 8 * 1e12 * enc_total
   uint64_t den_ = 1;           // lane_baud * lanes * enc_data
-  // num_per_byte_ / den_ when it is a whole number of picoseconds (SDR, DDR, QDR and EDR at 1x
-  // and 4x; not FDR's 64b/66b), else 0. Packet paths ask for a serialisation time several times
-  // a hop, and a 64-bit division is tens of cycles where a multiplication is a few.
+  // num_per_byte_ / den_ when it is a whole number of picoseconds (every speed but FDR's 64b/66b,
+  // at every width but 12x), else 0. Packet paths ask for a serialisation time several times a
+  // hop, and a 64-bit division is tens of cycles where a multiplication is a few.
   int64_t ps_per_byte_ = 0;
 };
 

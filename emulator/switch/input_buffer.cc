@@ -32,7 +32,7 @@ void Switch::CountQueued(int in, const Packet& p, bool add) {
   uint32_t b = p.blocks();
   uint32_t& from = QueuedFrom(p.out_port, p.out_vl, in);
   Input& input = inputs_[in];
-  // Output::arriving_from follows Input::arriving, so ArrivedBlocks looks only at the inputs
+  // ArrivingFrom(out) follows Input::arriving, so ArrivedBlocks looks only at the inputs
   // that may still be receiving a packet for the output, not at all of them.
   auto mark = [&](int out, bool on) {
     uint64_t& w = ArrivingFrom(out)[in / 64];
