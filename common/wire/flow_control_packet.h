@@ -12,6 +12,10 @@ namespace ibemu::wire {
 constexpr int kFlowControlPacketBytes = 6;
 // Credits are 64-byte blocks; FCTBS and FCCL are 12-bit counters that wrap (IBA 7.9.4.2).
 constexpr int kCreditBlockBytes = 64;
+// The blocks a packet of `wire_bytes` (LRH through VCRC) takes in a receive buffer (IBA 7.9.4.1).
+constexpr uint32_t CreditBlocks(uint32_t wire_bytes) {
+  return (wire_bytes + kCreditBlockBytes - 1) / kCreditBlockBytes;
+}
 constexpr uint16_t kFcCounterMask = 0xFFF;
 
 enum class FcOp : uint8_t { kNormal = 0, kInit = 1 };

@@ -75,9 +75,7 @@ struct alignas(64) Packet {
   uint32_t pad() const { return (4 - payload_len % 4) % 4; }
   uint32_t wire_bytes() const { return hdr_len + payload_len + pad() + kIcrcBytes + kVcrcBytes; }
   // 64-byte flow-control blocks the packet occupies in a receive buffer (IBA 7.9.4.1).
-  uint32_t blocks() const {
-    return (wire_bytes() + wire::kCreditBlockBytes - 1) / wire::kCreditBlockBytes;
-  }
+  uint32_t blocks() const { return wire::CreditBlocks(wire_bytes()); }
   // LRH PktLen: 4-byte words from LRH through ICRC.
   uint16_t pkt_len_words() const {
     return static_cast<uint16_t>((hdr_len + payload_len + pad() + kIcrcBytes) / 4);

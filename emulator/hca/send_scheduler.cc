@@ -21,7 +21,7 @@ bool Hca::QpReady(const QueuePair& qp, int p, int vl) const {
   uint32_t payload = NextSegment(qp);
   uint32_t wire = wire::kLrhBytes + wire::kBthBytes + payload + (4 - payload % 4) % 4 +
                   engine::kIcrcBytes + engine::kVcrcBytes;
-  uint32_t blocks = (wire + wire::kCreditBlockBytes - 1) / wire::kCreditBlockBytes;
+  uint32_t blocks = wire::CreditBlocks(wire);
   const link::Port& pt = ports_[p];
   int cls = ctx_->CreditClassTo(ports_[p].link.peer_lp, qp.dlid);
   return pt.tx[pt.Slot(vl, cls)].Fits(blocks);

@@ -548,7 +548,7 @@ bool Hca::VerbsReady(const QueuePair& qp, int p, int vl) const {
   uint32_t wire = wire::kLrhBytes + (w.global ? wire::kGrhBytes : 0) + wire::kBthBytes +
                   op::kRethBytes + op::kImmDtBytes + op::kDethBytes + payload +
                   (4 - payload % 4) % 4 + engine::kIcrcBytes + engine::kVcrcBytes;
-  uint32_t blocks = (wire + wire::kCreditBlockBytes - 1) / wire::kCreditBlockBytes;
+  uint32_t blocks = wire::CreditBlocks(wire);
   const link::Port& pt = ports_[p];
   return pt.tx[pt.Slot(vl, 0)].Fits(blocks);
 }

@@ -19,11 +19,11 @@ Switch::Switch(engine::LpId id, std::string name, int num_ports, const SwitchCon
   cc_.resize(1);
   cc_[0].ports.resize(static_cast<size_t>(n));
   sl2vl_.assign(static_cast<size_t>(n) * n * 16, 0);
-  for (int sl = 0; sl < 16; ++sl) sl2vl_common_[sl] = static_cast<uint8_t>(sl % cfg_.data_vls);
   // Default SL2VL: SL modulo the data VLs, the usual map on a port with fewer VLs than SLs.
+  for (int sl = 0; sl < 16; ++sl) sl2vl_common_[sl] = static_cast<uint8_t>(sl % cfg_.data_vls);
   for (int in = 0; in < n; ++in)
     for (int out = 0; out < n; ++out)
-      for (int sl = 0; sl < 16; ++sl) SetSl2Vl(in, out, sl, sl % cfg_.data_vls);
+      for (int sl = 0; sl < 16; ++sl) SetSl2Vl(in, out, sl, sl2vl_common_[sl]);
 
   policy::QueuingContext qc;
   qc.num_ports = num_ports;

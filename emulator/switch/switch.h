@@ -78,9 +78,7 @@ class Switch : public mgmt::ManagedNode, private cc::SwitchView {
     // does not change while the queue is registered.
     uint32_t head_bytes = 0;
     uint16_t head_class = 0;
-    uint32_t head_blocks() const {
-      return (head_bytes + wire::kCreditBlockBytes - 1) / wire::kCreditBlockBytes;
-    }
+    uint32_t head_blocks() const { return wire::CreditBlocks(head_bytes); }
   };
   // Aligned, with what every enqueue and dequeue reads first. The outputs an input requests are
   // in the switch's flat arrays (ReqTo, ReqToMask).
