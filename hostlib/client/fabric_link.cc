@@ -320,11 +320,11 @@ void FabricLink::ReadMonitor() {
   }
 }
 
-int FabricLink::TryReceive() {
+int FabricLink::TryReceive(size_t max) {
   NoCancel no_cancel;
   std::unique_lock lock(dispatch_mu_, std::try_to_lock);
   if (!lock) return -1;
-  return direct_ ? ReceiveAllDirect() : ReceiveAll();
+  return direct_ ? ReceiveAllDirect(max) : ReceiveAll();
 }
 
 bool FabricLink::SendNow(const std::string& bytes) {
@@ -369,9 +369,9 @@ void FabricLink::CloseRetired() {
   retired_.clear();
 }
 
-int FabricLink::ReceiveAllDirect() {
+int FabricLink::ReceiveAllDirect(size_t max) {
   int handled = 0;
-  for (;;) {
+  while (static_cast<size_t>(handled) < max) {
     int fd;
     {
       std::lock_guard lock(socket_mu_);
@@ -391,6 +391,7 @@ int FabricLink::ReceiveAllDirect() {
     ++handled;
     Dispatch(buf_.data(), static_cast<size_t>(n));
   }
+  return handled;
 }
 
 void FabricLink::RunDirect() {
@@ -423,7 +424,11 @@ void FabricLink::RunDirect() {
     }
     std::optional<std::chrono::steady_clock::time_point> until = listener_->NextDeadline();
     if (fd < 0 && (!until || next_connect < *until)) until = next_connect;
-    const bool receivers = receivers_ > 0;
+    const bool receivers =
+        receivers_ > 0 ||
+        now < std::chrono::steady_clock::time_point(std::chrono::steady_clock::duration(
+                  last_receiving_.load(std::memory_order_relaxed))) +
+                  kReceiverCheck;
     if (receivers && (!until || now + kReceiverCheck < *until)) until = now + kReceiverCheck;
     int timeout_ms = -1;
     if (until) {

@@ -69,8 +69,9 @@ class FabricLink {
   // Receives and handles what has arrived on the calling thread: how many messages, or -1 when
   // another thread is at it (it drains the socket). A thread polling for completions gets them
   // without waiting for the I/O thread to be scheduled. The caller must hold no lock a listener
-  // takes.
-  int TryReceive();
+  // takes. On the direct socket, at most `max` messages (the rest stay readable there); on the
+  // ZeroMQ socket, whose descriptor is an edge, all of them.
+  int TryReceive(size_t max = SIZE_MAX);
   // Readable (edge-triggered, as ZMQ_FD is) when something may have arrived: for a thread that
   // blocks waiting for what TryReceive would bring. -1 before Start, and on the direct socket.
   int receive_fd() const { return dealer_fd_; }
@@ -81,14 +82,18 @@ class FabricLink {
   // socket itself and take them in with TryReceive: a reply then wakes that thread alone, not
   // the I/O thread first. BeginReceiving returns the descriptor to poll, or -1 (not direct, or
   // the connection is lost), and EndReceiving is given what it returned. While any thread
-  // receives, the I/O thread leaves the socket alone, and looks every kReceiverCheck whether one
-  // still does: a message that arrives just after the last one stopped waits at most that long
-  // for a thread that only polls the umad file descriptor. A socket the fabric hung up on stays
+  // receives, and for kReceiverCheck after the last one stopped, the I/O thread leaves the socket
+  // alone, and looks every kReceiverCheck whether that still holds: a message that arrives just
+  // after the last receiver stopped waits at most twice that long for a thread that only polls
+  // the umad file descriptor. A socket the fabric hung up on stays
   // open (and readable) while any receiver is counted, so a receiver polling it wakes, and is
   // then given -1 (or the new socket): it is no longer counted, and the I/O thread takes over.
   int BeginReceiving();
   void EndReceiving(int fd) {
-    if (fd >= 0) --receivers_;
+    if (fd < 0) return;
+    last_receiving_.store(std::chrono::steady_clock::now().time_since_epoch().count(),
+                          std::memory_order_relaxed);
+    --receivers_;
   }
   static constexpr std::chrono::milliseconds kReceiverCheck{10};
 
@@ -108,7 +113,7 @@ class FabricLink {
   static int ConnectDirect(const std::string& path);
   bool StartDirect(const std::string& path);
   void RunDirect();
-  int ReceiveAllDirect();
+  int ReceiveAllDirect(size_t max = SIZE_MAX);
   void DropDirect();  // under dispatch_mu_: the fabric hung up (the socket is retired)
   // Under socket_mu_: sends one message on the direct socket unless it would block (false).
   bool SendNow(const std::string& bytes);
@@ -139,6 +144,12 @@ class FabricLink {
   std::deque<std::string> outbox_;
   std::string buf_;  // receive buffer, under dispatch_mu_
   std::atomic<int> receivers_{0};
+  // When a receiver last stopped (steady_clock ticks). An SM's receiving thread is out of
+  // umad_recv between two answers, handing the last one on; the I/O thread that took the socket
+  // back in that gap woke for the next answer too and handed it over through the umad file's
+  // eventfd: a third of OpenSM's answers went that way, two thread wake-ups each instead of one.
+  // So the socket counts as watched for kReceiverCheck after a receiver stops.
+  std::atomic<std::chrono::steady_clock::rep> last_receiving_{0};
 
   std::mutex rpc_mu_;
   std::condition_variable rpc_cv_;

@@ -400,17 +400,30 @@ int Host::Send(int fd, uint32_t agent_id, const uint8_t* umad, int length, int t
   return 0;
 }
 
+namespace {
+// The umad file whose umad_recv this thread is in, while it takes messages from the fabric:
+// what arrives for that file is taken by the same call right after, so its eventfd is not
+// signalled and cleared again for it (two system calls a MAD on the receiving thread of an SM,
+// which every answer passes through).
+thread_local int t_receiving_fd = -1;
+}  // namespace
+
+void Host::SyncSignalLocked(UmadFile& file) {
+  if (file.signaled == !file.queue.empty()) return;
+  uint64_t count = 1;
+  [[maybe_unused]] ssize_t n =
+      file.signaled ? read(file.fd, &count, sizeof count) : write(file.fd, &count, sizeof count);
+  file.signaled = !file.signaled;
+}
+
 void Host::Push(UmadFile& file, std::vector<uint8_t> record) {
-  bool was_empty = file.queue.empty();
   file.queue.push_back(std::move(record));
-  if (was_empty) {
-    uint64_t one = 1;
-    [[maybe_unused]] ssize_t n = write(file.fd, &one, sizeof one);
-  }
+  if (file.fd != t_receiving_fd) SyncSignalLocked(file);
 }
 
 int Host::Recv(int fd, uint8_t* umad, int* length, int timeout_ms) {
   const auto deadline = Clock::now() + std::chrono::milliseconds(std::max(timeout_ms, 0));
+  bool looked = false;
   for (;;) {
     {
       std::lock_guard lock(mu_);
@@ -435,44 +448,82 @@ int Host::Recv(int fd, uint8_t* umad, int* length, int timeout_ms) {
         *length = mad_len;
         const int agent = static_cast<int>(HeaderOf(rec).agent_id);
         file->queue.pop_front();
-        if (file->queue.empty()) {
-          uint64_t count;
-          [[maybe_unused]] ssize_t n = read(fd, &count, sizeof count);
-        }
+        SyncSignalLocked(*file);  // for other readers of the file, and poll()
         return agent;
       }
     }
-    if (timeout_ms == 0) {
+    // Timeout 0 still looks at the socket once: the answers after the one a blocking call took
+    // wait there, where the kernel would have queued them on the file already.
+    if (timeout_ms == 0 && looked) {
       errno = EAGAIN;
       return -EAGAIN;
     }
-    int wait_ms = -1;
-    if (timeout_ms > 0) {
-      auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now()).count();
-      if (left <= 0) {
-        errno = ETIMEDOUT;
-        return -ETIMEDOUT;
-      }
-      wait_ms = static_cast<int>(left);
+    if (int r = WaitForInput(fd, deadline, timeout_ms, true); r < 0) {
+      if (timeout_ms != 0) return r;
+      errno = EAGAIN;
+      return -EAGAIN;
     }
-    // Blocking without a lock held: poll() is a cancellation point, and OpenSM stops its
-    // receiver thread with pthread_cancel (which unwinds through the guard).
-    struct Receiving {
-      FabricLink& link;
-      int fd;
-      explicit Receiving(FabricLink& l) : link(l), fd(l.BeginReceiving()) {}
-      ~Receiving() { link.EndReceiving(fd); }
-    } receiving(link_);
-    struct pollfd pfd[2] = {{fd, POLLIN, 0}, {receiving.fd, POLLIN, 0}};
-    int n = poll(pfd, receiving.fd >= 0 ? 2 : 1, wait_ms);
-    if (n < 0) return -EIO;
-    if (n == 0) {
+    looked = true;
+  }
+}
+
+int Host::Poll(int fd, int timeout_ms) {
+  const auto deadline = Clock::now() + std::chrono::milliseconds(std::max(timeout_ms, 0));
+  bool looked = false;
+  for (;;) {
+    {
+      std::lock_guard lock(mu_);
+      UmadFile* file = FindLocked(fd);
+      if (!file) break;  // not a umad file of ours: poll it as libibumad does any descriptor
+      if (!file->queue.empty()) return 0;
+    }
+    if (timeout_ms == 0 && looked) return -ETIMEDOUT;
+    if (int r = WaitForInput(fd, deadline, timeout_ms, false); r < 0) return r;
+    looked = true;
+  }
+  struct pollfd pfd = {fd, POLLIN, 0};
+  int n = poll(&pfd, 1, timeout_ms);
+  if (n == 1) return 0;
+  return n == 0 ? -ETIMEDOUT : -EIO;
+}
+
+int Host::WaitForInput(int fd, Clock::time_point deadline, int timeout_ms, bool taking_for_fd) {
+  int wait_ms = timeout_ms < 0 ? -1 : 0;
+  if (timeout_ms > 0) {
+    auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    if (left <= 0) {
       errno = ETIMEDOUT;
       return -ETIMEDOUT;
     }
-    // What arrived goes to its file (this one's, or another's) before the queue is looked at.
-    if (pfd[1].revents) link_.TryReceive();
+    wait_ms = static_cast<int>(left);
   }
+  // Blocking without a lock held: poll() is a cancellation point, and OpenSM stops its
+  // receiver thread with pthread_cancel (which unwinds through the guard).
+  struct Receiving {
+    FabricLink& link;
+    int fd;
+    explicit Receiving(FabricLink& l) : link(l), fd(l.BeginReceiving()) {}
+    ~Receiving() { link.EndReceiving(fd); }
+  } receiving(link_);
+  struct pollfd pfd[2] = {{fd, POLLIN, 0}, {receiving.fd, POLLIN, 0}};
+  int n = poll(pfd, receiving.fd >= 0 ? 2 : 1, wait_ms);
+  if (n < 0) return -EIO;
+  if (n == 0) {
+    errno = ETIMEDOUT;
+    return -ETIMEDOUT;
+  }
+  // What arrived goes to its file (this one's, or another's) before the queue is looked at.
+  if (pfd[1].revents) {
+    struct Taking {
+      explicit Taking(int f) { t_receiving_fd = f; }
+      ~Taking() { t_receiving_fd = -1; }
+    } taking(taking_for_fd ? fd : -1);
+    // One message: what follows stays readable on the socket for the next call, so the socket
+    // is not read once more to find it empty, and a second answer taken now is not signalled
+    // on the umad file only to be read by the next call.
+    link_.TryReceive(1);
+  }
+  return 0;
 }
 
 void Host::OnFabricMessage(const FromFabric& msg) {

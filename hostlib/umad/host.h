@@ -45,6 +45,7 @@ struct UmadFile {
   RmppSender rmpp_sends;                   // multi-MAD messages going out
   RmppReceiver rmpp_recvs;                 // and coming in
   std::deque<std::vector<uint8_t>> queue;  // struct ib_user_mad header + MAD, ready to read
+  bool signaled = false;                   // the eventfd (fd) reads as ready
   bool issm = false;                       // IsSM asserted through this attachment
 };
 
@@ -78,6 +79,9 @@ class Host final : public LinkListener {
   // -ENOSPC (*length too small: header and what fits copied, *length set to the MAD's length,
   // the MAD stays queued), -EBADF, -EIO (poll failed, errno kept).
   int Recv(int fd, uint8_t* umad, int* length, int timeout_ms);
+  // umad_poll's: 0 when a MAD is queued, -ETIMEDOUT, -EIO. It watches the fabric's socket as
+  // Recv does, so what arrived is queued without waiting for the I/O thread.
+  int Poll(int fd, int timeout_ms);
 
   int IssmPath(const char* ca_name, int portnum, char* path, int max);
   // umad_done: IsSM released, issm files removed.
@@ -104,7 +108,13 @@ class Host final : public LinkListener {
   void Hint(const std::string& why);
   UmadFile* FindLocked(int fd);
   uint32_t NextHiTid();
+  // Waits (without mu_) until the umad file or the fabric's socket is readable, the latter taken
+  // in one message at a time; `taking_for_fd`: the caller pops from the file right after.
+  // 0, -ETIMEDOUT (errno set) or -EIO.
+  int WaitForInput(int fd, Clock::time_point deadline, int timeout_ms, bool taking_for_fd);
   void Push(UmadFile& file, std::vector<uint8_t> record);
+  // Makes the file's eventfd read as ready exactly while its queue holds a record.
+  void SyncSignalLocked(UmadFile& file);
   void PostSend(const UmadFile& file, const std::vector<uint8_t>& umad);
   // After a timer may have been started: wakes the I/O thread only when the earliest timer is
   // now before the one it waits for (a wake-up on every send cost a context switch per MAD).

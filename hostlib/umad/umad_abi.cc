@@ -246,11 +246,7 @@ UMAD_EXPORT int umad_recv(int portid, void* umad, int* length, int timeout_ms) {
 }
 
 UMAD_EXPORT int umad_poll(int portid, int timeout_ms) {
-  struct pollfd pfd = {portid, POLLIN, 0};
-  int n = poll(&pfd, 1, timeout_ms);
-  if (n == 1) return 0;
-  if (n == 0) return -ETIMEDOUT;
-  return -EIO;
+  return Guard(-EIO, [&] { return Host::Get().Poll(portid, timeout_ms); });
 }
 
 UMAD_EXPORT int umad_get_fd(int portid) {

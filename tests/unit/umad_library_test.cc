@@ -745,6 +745,35 @@ TEST_P(UmadLibraryTest, FdIsReadableExactlyWhileAMadIsQueued) {
   EXPECT_EQ(umad_recv(fd, got.p(), &len, 0), -EAGAIN);
 }
 
+// A blocking umad_recv on the direct link takes one answer off the fabric's socket and leaves the
+// rest there (one read each, as under ibsim). What has arrived must still be there for a call
+// that does not wait: umad_recv and umad_poll with timeout 0 look at the socket once, as the
+// kernel would have queued the answers on the file already.
+TEST_P(UmadLibraryTest, WhatArrivedWithTheFirstIsThereForATimeoutZeroCall) {
+  StartFabric();
+  int fd = OpenPort();
+  long mask[16 / sizeof(long)] = {1L << kGet};
+  int agent = umad_register(fd, kClassPerf, 1, 0, mask);
+  ASSERT_GE(agent, 0);
+  for (uint64_t tid = 1; tid <= 3; ++tid)
+    fabric_->Inject(*fabric_->last_handle(), MakeMad(kClassPerf, 1, kGet, tid), From(3, 1));
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // all three are on their way in
+  Umad got;
+  int len = 256;
+  ASSERT_EQ(umad_recv(fd, got.p(), &len, 2000), agent);
+  EXPECT_EQ(TidOf(got.mad()), 1u);
+  EXPECT_EQ(umad_poll(fd, 0), 0);
+  len = 256;
+  ASSERT_EQ(umad_recv(fd, got.p(), &len, 0), agent);
+  EXPECT_EQ(TidOf(got.mad()), 2u);
+  len = 256;
+  ASSERT_EQ(umad_recv(fd, got.p(), &len, 0), agent);
+  EXPECT_EQ(TidOf(got.mad()), 3u);
+  len = 256;
+  EXPECT_EQ(umad_recv(fd, got.p(), &len, 0), -EAGAIN);
+  EXPECT_EQ(umad_poll(fd, 0), -ETIMEDOUT);
+}
+
 TEST_P(UmadLibraryTest, SmallBufferGetsEnospcAndTheMadStaysQueued) {
   StartFabric();
   int fd = OpenPort();
