@@ -441,6 +441,7 @@ int Host::Recv(int fd, uint8_t* umad, int* length, int timeout_ms) {
           std::memcpy(umad, rec.data(),
                       kUmadHeaderBytes + static_cast<size_t>(std::max(*length, 0)));
           *length = mad_len;
+          SyncSignalLocked(*file);  // it stays queued: readable for poll() too
           errno = ENOSPC;
           return -ENOSPC;
         }

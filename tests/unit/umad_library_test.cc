@@ -779,13 +779,21 @@ TEST_P(UmadLibraryTest, SmallBufferGetsEnospcAndTheMadStaysQueued) {
   int fd = OpenPort();
   long mask[16 / sizeof(long)] = {1L << kGet};
   int agent = umad_register(fd, kClassPerf, 1, 0, mask);
-  fabric_->Inject(*fabric_->last_handle(), MakeMad(kClassPerf, 1, kGet, 0x55), From(3, 1));
+  // A first MAD taken by a blocking call: on the direct link, the next one (arriving within
+  // kReceiverCheck) is then taken off the socket by the receiving thread itself, the path that
+  // does not signal the umad file on the way.
+  fabric_->Inject(*fabric_->last_handle(), MakeMad(kClassPerf, 1, kGet, 0x54), From(3, 1));
   Umad got;
-  int len = 100;
+  int len = 256;
+  ASSERT_EQ(umad_recv(fd, got.p(), &len, 2000), agent);
+  fabric_->Inject(*fabric_->last_handle(), MakeMad(kClassPerf, 1, kGet, 0x55), From(3, 1));
+  len = 100;
   EXPECT_EQ(umad_recv(fd, got.p(), &len, 2000), -ENOSPC);
   EXPECT_EQ(errno, ENOSPC);
   EXPECT_EQ(len, 256);
   EXPECT_EQ(TidOf(got.mad()), 0x55u);  // header and the part that fits
+  struct pollfd pfd = {umad_get_fd(fd), POLLIN, 0};
+  EXPECT_EQ(poll(&pfd, 1, 0), 1);  // still queued, so still readable
   ASSERT_EQ(umad_recv(fd, got.p(), &len, 0), agent);
   EXPECT_EQ(len, 256);
 }
