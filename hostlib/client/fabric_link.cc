@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "hostlib/client/host_log.h"
+#include "hostlib/client/no_cancel.h"
 
 namespace ibemu::hostclient {
 
@@ -33,15 +34,6 @@ int RetryOnEintr(F call) {
   }
   return rc;
 }
-
-class NoCancel {
- public:
-  NoCancel() { pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old_); }
-  ~NoCancel() { pthread_setcancelstate(old_, nullptr); }
-
- private:
-  int old_ = 0;
-};
 
 void* OpenSocket(void* ctx, int type) {
   void* s = zmq_socket(ctx, type);
@@ -451,6 +443,9 @@ void FabricLink::RunDirect() {
     if (items[0].revents & POLLOUT) FlushOutbox();
     if (items[0].revents & ~POLLOUT) ReceiveAllDirect();
     if (items[2].fd >= 0 && (items[2].revents & POLLIN)) listener_->OnExtraFd();
+    // Left alone for a receiver that has not come back: what arrived is read before timers
+    // expire the requests it answers.
+    if (!(events & POLLIN) && receivers_ == 0) ReceiveAllDirect();
     listener_->OnTimers(std::chrono::steady_clock::now());
   }
 }

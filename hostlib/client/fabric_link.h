@@ -67,7 +67,7 @@ class FabricLink {
   // Sends a request that the fabric answers (Query, Attach) and waits for the reply.
   std::optional<FromFabric> Call(ToFabric msg, std::chrono::milliseconds timeout);
   // Receives and handles what has arrived on the calling thread: how many messages, or -1 when
-  // another thread is at it (it drains the socket). A thread polling for completions gets them
+  // another thread is at it. A thread polling for completions gets them
   // without waiting for the I/O thread to be scheduled. The caller must hold no lock a listener
   // takes. On the direct socket, at most `max` messages (the rest stay readable there); on the
   // ZeroMQ socket, whose descriptor is an edge, all of them.
@@ -89,6 +89,9 @@ class FabricLink {
   // open (and readable) while any receiver is counted, so a receiver polling it wakes, and is
   // then given -1 (or the new socket): it is no longer counted, and the I/O thread takes over.
   int BeginReceiving();
+  // Only a thread about to block counts: one that only looks (timeout 0) reads the socket
+  // without polling it, so a program that polls the umad descriptor and drains with such calls
+  // keeps the I/O thread on the socket.
   void EndReceiving(int fd) {
     if (fd < 0) return;
     last_receiving_.store(std::chrono::steady_clock::now().time_since_epoch().count(),

@@ -20,10 +20,12 @@
 
 #include "common/mad/mad_header.h"
 #include "hostlib/client/host_log.h"
+#include "hostlib/client/no_cancel.h"
 #include "hostlib/umad/rmpp_header.h"
 
 namespace ibemu::umad {
 
+using hostclient::NoCancel;
 using hostclient::Warn;
 using mad::ConstMadView;
 using mad::IsVendorRange2;
@@ -426,6 +428,9 @@ int Host::Recv(int fd, uint8_t* umad, int* length, int timeout_ms) {
   bool looked = false;
   for (;;) {
     {
+      // A MAD taken off the queue is returned: no cancellation point (the eventfd's read or
+      // write) may end the thread between the two.
+      NoCancel no_cancel;
       std::lock_guard lock(mu_);
       UmadFile* file = FindLocked(fd);
       if (!file) {
@@ -453,16 +458,16 @@ int Host::Recv(int fd, uint8_t* umad, int* length, int timeout_ms) {
         return agent;
       }
     }
-    // Timeout 0 still looks at the socket once: the answers after the one a blocking call took
-    // wait there, where the kernel would have queued them on the file already.
+    // Timeout 0 still takes in what has arrived once: the answers after the one a blocking call
+    // took wait on the socket, where the kernel would have queued them on the file already.
     if (timeout_ms == 0 && looked) {
       errno = EAGAIN;
       return -EAGAIN;
     }
     if (int r = WaitForInput(fd, deadline, timeout_ms, true); r < 0) {
       if (timeout_ms != 0) return r;
-      errno = EAGAIN;
-      return -EAGAIN;
+      looked = true;
+      continue;  // nothing came in; the queue is looked at once more below the lock
     }
     looked = true;
   }
@@ -475,7 +480,10 @@ int Host::Poll(int fd, int timeout_ms) {
     {
       std::lock_guard lock(mu_);
       UmadFile* file = FindLocked(fd);
-      if (!file) break;  // not a umad file of ours: poll it as libibumad does any descriptor
+      // Not a umad file of ours: poll it as libibumad does any descriptor. Closed while we
+      // waited: the descriptor was invalid, which poll() reports as an event (POLLNVAL).
+      if (!file && looked) return 0;
+      if (!file) break;
       if (!file->queue.empty()) return 0;
     }
     if (timeout_ms == 0 && looked) return -ETIMEDOUT;
@@ -489,7 +497,17 @@ int Host::Poll(int fd, int timeout_ms) {
 }
 
 int Host::WaitForInput(int fd, Clock::time_point deadline, int timeout_ms, bool taking_for_fd) {
-  int wait_ms = timeout_ms < 0 ? -1 : 0;
+  struct Taking {
+    explicit Taking(int f) { t_receiving_fd = f; }
+    ~Taking() { t_receiving_fd = -1; }
+  };
+  if (timeout_ms == 0) {
+    // Everything that has arrived, as the kernel would have queued it on the files already:
+    // the first message may be for another file, or one that nobody takes.
+    Taking taking(taking_for_fd ? fd : -1);
+    return link_.TryReceive() > 0 ? 0 : -ETIMEDOUT;
+  }
+  int wait_ms = -1;
   if (timeout_ms > 0) {
     auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now()).count();
     if (left <= 0) {
@@ -515,10 +533,7 @@ int Host::WaitForInput(int fd, Clock::time_point deadline, int timeout_ms, bool 
   }
   // What arrived goes to its file (this one's, or another's) before the queue is looked at.
   if (pfd[1].revents) {
-    struct Taking {
-      explicit Taking(int f) { t_receiving_fd = f; }
-      ~Taking() { t_receiving_fd = -1; }
-    } taking(taking_for_fd ? fd : -1);
+    Taking taking(taking_for_fd ? fd : -1);
     // One message: what follows stays readable on the socket for the next call, so the socket
     // is not read once more to find it empty, and a second answer taken now is not signalled
     // on the umad file only to be read by the next call.

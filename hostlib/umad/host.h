@@ -87,7 +87,7 @@ class Host final : public LinkListener {
   // umad_done: IsSM released, issm files removed.
   void Done();
 
-  // LinkListener: on the I/O thread, or on a thread in Recv that took the direct socket's
+  // LinkListener: on the I/O thread, or on a thread in Recv or Poll that took the direct socket's
   // messages in itself (FabricLink::TryReceive); one at a time either way.
   void OnFabricMessage(const FromFabric& msg) override;
   void OnReconnected() override;

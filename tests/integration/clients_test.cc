@@ -178,7 +178,8 @@ TEST_F(Clients, ThirtyTwoToolsAndASweepingOpenSmForAMinute) {
   // Six times as many tool runs as the warm-up: growth per run would show as megabytes.
   EXPECT_LT(rss2 - rss1, 2048) << "RSS grew from " << rss1 << " to " << rss2 << " KiB";
   // OpenSM still does its job.
-  EXPECT_EQ(f.Exec("H1:1", "saquery NR").status, 0);
+  CliResult sa = f.Exec("H1:1", "saquery NR");
+  EXPECT_EQ(sa.status, 0) << sa.out;
 }
 
 TEST_F(Clients, KilledMidRmppAndRandomBytesDoNotDisturbTheOthers) {

@@ -745,30 +745,46 @@ TEST_P(UmadLibraryTest, FdIsReadableExactlyWhileAMadIsQueued) {
   EXPECT_EQ(umad_recv(fd, got.p(), &len, 0), -EAGAIN);
 }
 
-// A blocking umad_recv on the direct link takes one answer off the fabric's socket and leaves the
-// rest there (one read each, as under ibsim). What has arrived must still be there for a call
-// that does not wait: umad_recv and umad_poll with timeout 0 look at the socket once, as the
-// kernel would have queued the answers on the file already.
+// A blocking umad_recv on the direct link takes one message off the fabric's socket and leaves the
+// rest there (one read each, as under ibsim), and the I/O thread keeps off the socket while a
+// receiver is at it. What has arrived must still be there for a call that does not wait:
+// umad_recv and umad_poll with timeout 0 take in everything that has arrived, as the kernel would
+// have queued it, even when the first message is one nobody takes.
 TEST_P(UmadLibraryTest, WhatArrivedWithTheFirstIsThereForATimeoutZeroCall) {
   StartFabric();
   int fd = OpenPort();
   long mask[16 / sizeof(long)] = {1L << kGet};
   int agent = umad_register(fd, kClassPerf, 1, 0, mask);
   ASSERT_GE(agent, 0);
-  for (uint64_t tid = 1; tid <= 3; ++tid)
-    fabric_->Inject(*fabric_->last_handle(), MakeMad(kClassPerf, 1, kGet, tid), From(3, 1));
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // all three are on their way in
+  const uint32_t handle = *fabric_->last_handle();
   Umad got;
   int len = 256;
+  // A first MAD through a blocking call, so that the next ones arrive while a receiver holds
+  // the socket, not the I/O thread.
+  fabric_->Inject(handle, MakeMad(kClassPerf, 1, kGet, 1), From(3, 1));
   ASSERT_EQ(umad_recv(fd, got.p(), &len, 2000), agent);
-  EXPECT_EQ(TidOf(got.mad()), 1u);
+  std::thread later([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    fabric_->Inject(handle, MakeMad(kClassPerf, 1, kGet, 2), From(3, 1));
+    fabric_->Inject(handle, MakeMad(kClassCc, 2, kGet, 0x99), From(3, 1));  // no agent: dropped
+    fabric_->Inject(handle, MakeMad(kClassPerf, 1, kGet, 3), From(3, 1));
+    fabric_->Inject(handle, MakeMad(kClassPerf, 1, kGet, 4), From(3, 1));
+  });
+  len = 256;
+  ASSERT_EQ(umad_recv(fd, got.p(), &len, 2000), agent);
+  EXPECT_EQ(TidOf(got.mad()), 2u);
+  later.join();
+  std::this_thread::sleep_for(std::chrono::milliseconds(2));  // all of them are on the socket
   EXPECT_EQ(umad_poll(fd, 0), 0);
   len = 256;
   ASSERT_EQ(umad_recv(fd, got.p(), &len, 0), agent);
-  EXPECT_EQ(TidOf(got.mad()), 2u);
+  EXPECT_EQ(TidOf(got.mad()), 3u);
+  struct pollfd pfd = {umad_get_fd(fd), POLLIN, 0};
+  EXPECT_EQ(poll(&pfd, 1, 0), 1);  // the fourth is queued
   len = 256;
   ASSERT_EQ(umad_recv(fd, got.p(), &len, 0), agent);
-  EXPECT_EQ(TidOf(got.mad()), 3u);
+  EXPECT_EQ(TidOf(got.mad()), 4u);
+  EXPECT_EQ(poll(&pfd, 1, 0), 0);
   len = 256;
   EXPECT_EQ(umad_recv(fd, got.p(), &len, 0), -EAGAIN);
   EXPECT_EQ(umad_poll(fd, 0), -ETIMEDOUT);
