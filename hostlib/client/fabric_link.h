@@ -67,10 +67,10 @@ class FabricLink {
   // Sends a request that the fabric answers (Query, Attach) and waits for the reply.
   std::optional<FromFabric> Call(ToFabric msg, std::chrono::milliseconds timeout);
   // Receives and handles what has arrived on the calling thread: how many messages, or -1 when
-  // another thread is at it. A thread polling for completions gets them
-  // without waiting for the I/O thread to be scheduled. The caller must hold no lock a listener
-  // takes. On the direct socket, at most `max` messages (the rest stay readable there); on the
-  // ZeroMQ socket, whose descriptor is an edge, all of them.
+  // another thread is at it. A thread polling for completions gets them without waiting for the
+  // I/O thread to be scheduled. The caller must hold no lock a listener takes. On the direct
+  // socket, at most `max` messages (the rest stay readable there); on the ZeroMQ socket, whose
+  // descriptor is an edge, all of them.
   int TryReceive(size_t max = SIZE_MAX);
   // Readable (edge-triggered, as ZMQ_FD is) when something may have arrived: for a thread that
   // blocks waiting for what TryReceive would bring. -1 before Start, and on the direct socket.
@@ -84,10 +84,10 @@ class FabricLink {
   // the connection is lost), and EndReceiving is given what it returned. While any thread
   // receives, and for kReceiverCheck after the last one stopped, the I/O thread leaves the socket
   // alone, and looks every kReceiverCheck whether that still holds: a message that arrives just
-  // after the last receiver stopped waits at most twice that long for a thread that only polls
-  // the umad file descriptor. A socket the fabric hung up on stays
-  // open (and readable) while any receiver is counted, so a receiver polling it wakes, and is
-  // then given -1 (or the new socket): it is no longer counted, and the I/O thread takes over.
+  // after the last receiver stopped waits about twice that long for a thread that only polls
+  // the umad file descriptor. A socket the fabric hung up on stays open (and readable) while any
+  // receiver is counted, so a receiver polling it wakes, and is then given -1 (or the new
+  // socket): it is no longer counted, and the I/O thread takes over.
   int BeginReceiving();
   // Only a thread about to block counts: one that only looks (timeout 0) reads the socket
   // without polling it, so a program that polls the umad descriptor and drains with such calls

@@ -464,11 +464,8 @@ int Host::Recv(int fd, uint8_t* umad, int* length, int timeout_ms) {
       errno = EAGAIN;
       return -EAGAIN;
     }
-    if (int r = WaitForInput(fd, deadline, timeout_ms, true); r < 0) {
-      if (timeout_ms != 0) return r;
-      looked = true;
-      continue;  // nothing came in; the queue is looked at once more below the lock
-    }
+    // With timeout 0, nothing having come in still means one more look at the queue.
+    if (int r = WaitForInput(fd, deadline, timeout_ms, true); r < 0 && timeout_ms != 0) return r;
     looked = true;
   }
 }

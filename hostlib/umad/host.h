@@ -108,9 +108,9 @@ class Host final : public LinkListener {
   void Hint(const std::string& why);
   UmadFile* FindLocked(int fd);
   uint32_t NextHiTid();
-  // Waits (without mu_) until the umad file or the fabric's socket is readable, the latter taken
-  // in one message at a time; `taking_for_fd`: the caller pops from the file right after.
-  // 0, -ETIMEDOUT (errno set) or -EIO.
+  // Waits (without mu_) until the umad file or the fabric's socket is readable, and takes one
+  // message off the socket; with timeout 0 it does not wait and takes all that has arrived.
+  // `taking_for_fd`: the caller pops from the file right after. 0, -ETIMEDOUT or -EIO.
   int WaitForInput(int fd, Clock::time_point deadline, int timeout_ms, bool taking_for_fd);
   void Push(UmadFile& file, std::vector<uint8_t> record);
   // Makes the file's eventfd read as ready exactly while its queue holds a record.
