@@ -11,6 +11,7 @@
 #include "common/topology/ibnetdiscover_parser.h"
 #include "emulator/cc/mechanism.h"
 #include "emulator/cli/host_libs.h"
+#include "emulator/cli/huge_pages.h"
 #include "emulator/cli/mpirun.h"
 #include "emulator/fabric/fabric_service.h"
 #include "emulator/fabric/launched_run.h"
@@ -162,6 +163,7 @@ int ExecOnHca(const std::string& port, const std::string& hca, const std::string
 }  // namespace
 
 int main(int argc, char** argv) {
+  cli::ReexecWithHugePages(argv);
   policy::RegisterBuiltins();
   CLI::App app{
       "ibemu: an InfiniBand fabric emulator. Switches and HCAs exchange real IB packets (LRH/BTH)\n"

@@ -114,6 +114,10 @@ using BinnedCounter = Binned<SumOf>;
 using BinnedMax = Binned<MaxOf>;
 
 // Integral over time of a value, split at bin boundaries: sum(value * ps) per bin.
+//
+// What falls into the bin of the last advance is summed in the object (acc_) and added to the
+// bin's slot only when time leaves that bin: every packet's arrival and release advances an
+// integral, and the slot's memory is a cache miss apart from the object's.
 class BinnedIntegral {
  public:
   void Init(SimTime bin, int bins) {
@@ -121,6 +125,7 @@ class BinnedIntegral {
     bins_ = bins > 0 ? static_cast<size_t>(bins) : 0;
     v_.Clear();
     edge_ = kNoBin;
+    acc_ = 0;
   }
   void Set(SimTime now, int64_t value) {
     Advance(now);
@@ -133,27 +138,24 @@ class BinnedIntegral {
       return;
     }
     while (last_ < now) {
-      // Every packet's arrival and release advances an integral, mostly within the bin of the
-      // last advance: the bin is divided out only when last_ has left the one known.
+      // Mostly within the bin of the last advance: the bin is divided out only when last_ has
+      // left the one known.
       if (last_ >= edge_ || last_ < edge_ - bin_) {
-        bin_index_ = static_cast<size_t>(last_ / bin_);
-        if (bin_index_ >= bins_) {
-          edge_ = kNoBin;
-          break;
-        }
-        edge_ = static_cast<SimTime>(bin_index_ + 1) * bin_;
+        if (!EnterBin(last_)) break;
       }
       SimTime end = std::min<SimTime>(now, edge_);
-      v_.Slot(bin_index_) += static_cast<__int128>(value_) * (end - last_) > INT64_MAX
-                                 ? INT64_MAX
-                                 : value_ * (end - last_);
+      acc_ += Rect(value_, end - last_);
       last_ = end;
     }
     last_ = now;
   }
   // Adds `value` over [t0, t1) after the fact (a change that is learnt late but happened at t0).
   void AddRect(SimTime t0, SimTime t1, int64_t value) {
-    if (bin_ <= 0 || value == 0) return;
+    if (bin_ <= 0 || value == 0 || t0 >= t1) return;
+    if (edge_ != kNoBin && t0 >= edge_ - bin_ && t1 <= edge_) {
+      acc_ += Rect(value, t1 - t0);  // within the bin being summed, the common case
+      return;
+    }
     while (t0 < t1) {
       size_t i = static_cast<size_t>(t0 / bin_);
       if (i >= bins_) break;
@@ -163,25 +165,50 @@ class BinnedIntegral {
     }
   }
   // Mean value over bin i.
-  double Mean(size_t i) const { return bin_ > 0 ? static_cast<double>(v_.at(i)) / bin_ : 0; }
+  double Mean(size_t i) const {
+    if (bin_ <= 0) return 0;
+    int64_t s = v_.at(i) + (edge_ != kNoBin && i == bin_index_ ? acc_ : 0);
+    return static_cast<double>(s) / bin_;
+  }
   size_t bins() const { return bins_; }
   size_t held() const { return v_.held().size(); }
   double MeanOverall(SimTime end) const {
-    __int128 s = 0;
+    __int128 s = acc_;
     for (int64_t x : v_.held()) s += x;
     return end > 0 ? static_cast<double>(s) / static_cast<double>(end) : 0;
   }
 
  private:
+  static int64_t Rect(int64_t value, SimTime width) {
+    return static_cast<__int128>(value) * width > INT64_MAX ? INT64_MAX : value * width;
+  }
+  // Adds the sum of the bin left to its slot and makes the bin of t the one summed (its slot
+  // held from now on, as every bin an advance passes through). False when t is past the last
+  // bin: nothing more is summed.
+  bool EnterBin(SimTime t) {
+    if (acc_ != 0) v_.Slot(bin_index_) += acc_;
+    acc_ = 0;
+    bin_index_ = static_cast<size_t>(t / bin_);
+    if (bin_index_ >= bins_) {
+      edge_ = kNoBin;
+      return false;
+    }
+    edge_ = static_cast<SimTime>(bin_index_ + 1) * bin_;
+    v_.Slot(bin_index_);
+    return true;
+  }
+
+  // The fields every advance reads, first.
   SimTime bin_ = 0;
-  size_t bins_ = 0;
+  int64_t value_ = 0;
   SimTime last_ = 0;
   // The end of bin bin_index_, which holds last_; kNoBin: none known (every time is at or after
   // it, so the bin is worked out).
   static constexpr SimTime kNoBin = INT64_MIN;
   SimTime edge_ = kNoBin;
+  int64_t acc_ = 0;  // summed into bin bin_index_ and not yet added to its slot
   size_t bin_index_ = 0;
-  int64_t value_ = 0;
+  size_t bins_ = 0;
   SparseBins v_;
 };
 
