@@ -17,8 +17,12 @@
 # depend on the machine's load, for comparing two builds, with the data cache misses per
 # packet-hop of a simulated L1 and a 1 MiB L2. Needs valgrind (apt-get install valgrind); each
 # binary takes about a minute under it.
+#
+# The runs use huge pages for the heap (IBEMU_HUGE_PAGES=1, docs/cli.md); HUGE_PAGES=0 runs
+# without. A base binary older than that option runs with small pages either way.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+export IBEMU_HUGE_PAGES=${HUGE_PAGES:-1}
 DURATION=${1:-2ms}
 IBEMU=${IBEMU:-build/emulator/ibemu}
 SCEN=configs/scenarios/bench/fat-tree-648-uniform80-cc.yaml
@@ -31,7 +35,7 @@ run() {  # $1 = label, $2 = binary
 }
 
 echo "ibemu engine benchmark: 648-node fat tree, 4x QDR, 2 KB MTU, 80 % uniform load, IB CC on, $DURATION simulated, one process"
-echo "host: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
+echo "host: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); IBEMU_HUGE_PAGES=$IBEMU_HUGE_PAGES"
 labels=(this)
 run this "$IBEMU"
 if [ -n "${IBEMU_BASE:-}" ]; then

@@ -30,8 +30,8 @@ void ReexecWithHugePages(char** argv) {
     RestoreTunables(saved);
     return;
   }
-  const char* off = std::getenv("IBEMU_HUGE_PAGES");
-  if (off && std::strcmp(off, "0") == 0) return;
+  const char* on = std::getenv("IBEMU_HUGE_PAGES");
+  if (!on || std::strcmp(on, "1") != 0) return;
   const char* preload = std::getenv("LD_PRELOAD");
   if (preload && std::strstr(preload, "vgpreload")) return;
   const char* old = std::getenv("GLIBC_TUNABLES");

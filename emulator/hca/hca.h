@@ -319,8 +319,17 @@ class Hca : public mgmt::ManagedNode, private cc::HcaView {
   SimTime sink_free_at_ = 0;  // HCA -> host (PCIe writes), shared by all ports
   // Message sequence number of each responder QP, by requester LID and QP (AETH MSN). Asked for
   // every acknowledged packet: a requester usually has one QP to this HCA, so each LID's few
-  // (QP, MSN) pairs are searched in a short list rather than hashed.
-  std::vector<std::vector<std::pair<uint32_t, uint32_t>>> msn_;
+  // (QP, MSN) pairs are searched in a short list rather than hashed. The lists are chained
+  // through one vector, with only a 4-byte head per LID: a vector per LID (24 bytes each, and an
+  // allocation per requester) made 3.7 GB of the 11,664-host tree's run, where every HCA hears
+  // from most of 13,284 LIDs.
+  struct MsnEntry {
+    uint32_t qp = 0;
+    uint32_t msn = 0;
+    uint32_t next = 0;  // 1 + the index of the LID's next entry (0: none)
+  };
+  std::vector<uint32_t> msn_first_;  // [requester LID]: 1 + the index of its first entry
+  std::vector<MsnEntry> msn_entries_;
   uint32_t& Msn(uint16_t slid, uint32_t qp);
   std::mt19937_64 rng_;
   std::unique_ptr<cc::HcaCc> cc_hooks_;
