@@ -18,11 +18,11 @@
 # packet-hop of a simulated L1 and a 1 MiB L2. Needs valgrind (apt-get install valgrind); each
 # binary takes about a minute under it.
 #
-# The runs use huge pages for the heap (IBEMU_HUGE_PAGES=1, docs/cli.md); HUGE_PAGES=0 runs
-# without. A base binary older than that option runs with small pages either way.
+# The runs use huge pages for the heap (IBEMU_HUGE_PAGES=1, docs/cli.md) unless
+# IBEMU_HUGE_PAGES=0 is set. A base binary older than that option runs with small pages either way.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-export IBEMU_HUGE_PAGES=${HUGE_PAGES:-1}
+export IBEMU_HUGE_PAGES=${IBEMU_HUGE_PAGES:-1}
 DURATION=${1:-2ms}
 IBEMU=${IBEMU:-build/emulator/ibemu}
 SCEN=configs/scenarios/bench/fat-tree-648-uniform80-cc.yaml

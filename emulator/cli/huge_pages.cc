@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -10,16 +12,16 @@ namespace ibemu::cli {
 
 namespace {
 
-// Set in the re-executed image: GLIBC_TUNABLES as the caller had it, after this prefix (so that
-// an unset variable and an empty one stay apart).
+// Set in the re-executed image: GLIBC_TUNABLES as the caller had it, "s<value>" when set (also to
+// the empty string), "u" when unset.
 constexpr const char* kSaved = "IBEMU_SAVED_GLIBC_TUNABLES";
 constexpr const char* kTunable = "glibc.malloc.hugetlb=1";
 
 void RestoreTunables(const char* saved) {
-  if (saved[0] == 'u')  // "u": it was unset
-    unsetenv("GLIBC_TUNABLES");
+  if (saved[0] == 's')
+    setenv("GLIBC_TUNABLES", saved + 1, 1);
   else
-    setenv("GLIBC_TUNABLES", saved + 1, 1);  // "s<value>"
+    unsetenv("GLIBC_TUNABLES");
   unsetenv(kSaved);
 }
 
@@ -36,12 +38,22 @@ void ReexecWithHugePages(char** argv) {
   if (preload && std::strstr(preload, "vgpreload")) return;
   const char* old = std::getenv("GLIBC_TUNABLES");
   if (old && std::strstr(old, "glibc.malloc.hugetlb")) return;
+  // The executable's own path rather than /proc/self/exe, which would name the process "exe"
+  // (ps, pgrep and killall go by that name). A program started through ld.so by hand would
+  // re-execute the loader; not a way ibemu is started.
+  char self[4096];
+  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n <= 0) return;
+  self[n] = '\0';
   std::string keep = old ? std::string("s") + old : std::string("u");
   std::string tunables = old && *old ? std::string(old) + ":" + kTunable : std::string(kTunable);
   setenv(kSaved, keep.c_str(), 1);
   setenv("GLIBC_TUNABLES", tunables.c_str(), 1);
-  execv("/proc/self/exe", argv);
-  RestoreTunables(keep.c_str());  // the exec failed: carry on with small pages
+  execv(self, argv);
+  int err = errno;
+  RestoreTunables(keep.c_str());
+  std::fprintf(stderr, "ibemu: IBEMU_HUGE_PAGES=1: cannot re-execute %s (%s); small pages\n", self,
+               std::strerror(err));
 }
 
 }  // namespace ibemu::cli

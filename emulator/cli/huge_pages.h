@@ -1,9 +1,10 @@
 // The simulation's state (devices, ports, queues, packets, the event ring) is tens of megabytes
-// touched at random, one packet-hop at a time: with 4 KiB pages most of its cache misses also
-// miss the TLB. glibc backs its heap with transparent huge pages when the tunable
-// glibc.malloc.hugetlb=1 is set, which it reads only at start-up, so with IBEMU_HUGE_PAGES=1
-// ibemu starts itself again once with it set. Not the default: on the 11,664-host tree it made
-// the run's peak memory four times larger and the run no faster (docs/performance.md, "Stop 31").
+// touched at random, one packet-hop at a time, so with 4 KiB pages its cache misses are likely
+// TLB misses too (the 648-node bench runs 1.24x faster on huge pages). glibc backs its heap with
+// transparent huge pages when the tunable glibc.malloc.hugetlb=1 is set, which it reads only at
+// start-up, so with IBEMU_HUGE_PAGES=1 ibemu starts itself again once with it set. Not the default:
+// on the 11,664-host tree it made the run's peak memory 1.24x larger and the run no faster
+// (docs/performance.md, "Stop 31").
 #pragma once
 
 namespace ibemu::cli {

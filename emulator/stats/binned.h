@@ -160,7 +160,7 @@ class BinnedIntegral {
       size_t i = static_cast<size_t>(t0 / bin_);
       if (i >= bins_) break;
       SimTime end = std::min<SimTime>(t1, static_cast<SimTime>(i + 1) * bin_);
-      v_.Slot(i) += value * (end - t0);
+      v_.Slot(i) += Rect(value, end - t0);
       t0 = end;
     }
   }

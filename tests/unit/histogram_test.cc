@@ -228,7 +228,8 @@ TEST(BinnedIntegral, RectanglesAndReadsInTheBinBeingSummedMatchAReference) {
     t = next;
     // A packet's arrival dates its blocks back to its head: mostly within this bin, sometimes
     // from an earlier one.
-    int64_t back = static_cast<int64_t>(rng() % (rng() % 5 == 0 ? 2 * bin : bin / 10));
+    bool from_before = rng() % 5 == 0;
+    int64_t back = static_cast<int64_t>(rng() % (from_before ? 2 * bin : bin / 10));
     int64_t from = std::max<int64_t>(0, t - back);
     int64_t blocks = 1 + static_cast<int64_t>(rng() % 4);
     b.AddRect(from, t, blocks);
