@@ -12,6 +12,7 @@
 
 #include "emulator/cc/hca_cc.h"
 #include "emulator/hca/fifo.h"
+#include "emulator/hca/flat_index.h"
 #include "emulator/hca/hca_config.h"
 #include "emulator/hca/traffic_source.h"
 #include "emulator/hca/verbs_qp.h"
@@ -312,24 +313,13 @@ class Hca : public mgmt::ManagedNode, private cc::HcaView {
   std::vector<SourceState> sources_;
   std::vector<uint32_t> trace_sources_;  // the sources that are replayed ranks
   std::vector<QueuePair> qps_;
-  // [source][DLID] -> index in qps_ + 1 (0: none yet). Looked up for every message, so an
-  // array rather than a hash; a source's row grows to the largest DLID it has sent to.
-  std::vector<std::vector<uint32_t>> qp_index_;
+  // (source, DLID) -> index in qps_. Looked up for every message.
+  FlatIndex qp_index_;
   SimTime dma_free_at_ = 0;   // host -> HCA (PCIe reads), shared by all ports
   SimTime sink_free_at_ = 0;  // HCA -> host (PCIe writes), shared by all ports
-  // Message sequence number of each responder QP, by requester LID and QP (AETH MSN). Asked for
-  // every acknowledged packet: a requester usually has one QP to this HCA, so each LID's few
-  // (QP, MSN) pairs are searched in a short list rather than hashed. The lists are chained
-  // through one vector, with a 4-byte head per LID up to the largest requester LID: a vector per
-  // LID (24 bytes each, and an allocation per requester) made 3.7 GB of the 11,664-host tree's
-  // run, where LIDs go up to 13,284; the heads are still 53 KB per HCA there.
-  struct MsnEntry {
-    uint32_t qp = 0;
-    uint32_t msn = 0;
-    uint32_t next = 0;  // 1 + the index of the LID's next entry (0: none)
-  };
-  std::vector<uint32_t> msn_first_;  // [requester LID]: 1 + the index of its first entry
-  std::vector<MsnEntry> msn_entries_;
+  // Message sequence number of each responder QP, by requester LID and QP (AETH MSN), asked
+  // for every acknowledged packet.
+  FlatIndex msn_;
   uint32_t& Msn(uint16_t slid, uint32_t qp);
   std::mt19937_64 rng_;
   std::unique_ptr<cc::HcaCc> cc_hooks_;

@@ -85,12 +85,8 @@ void Hca::Deliver(int p, Packet* pkt) {
 }
 
 uint32_t& Hca::Msn(uint16_t slid, uint32_t qp) {
-  if (msn_first_.size() <= slid) msn_first_.resize(slid + 1u, 0);
-  for (uint32_t i = msn_first_[slid]; i != 0; i = msn_entries_[i - 1].next)
-    if (msn_entries_[i - 1].qp == qp) return msn_entries_[i - 1].msn;
-  msn_entries_.push_back({qp, 0, msn_first_[slid]});
-  msn_first_[slid] = static_cast<uint32_t>(msn_entries_.size());
-  return msn_entries_.back().msn;
+  bool added;
+  return msn_.Get(uint64_t{slid} << 32 | qp, &added);
 }
 
 void Hca::SendCnp(int p, Packet& m) {

@@ -45,10 +45,10 @@ uint16_t Hca::PickDestination(SourceState& s) {
 }
 
 uint32_t Hca::QpFor(uint32_t source, uint16_t dlid) {
-  if (qp_index_.size() <= source) qp_index_.resize(source + 1);
-  std::vector<uint32_t>& row = qp_index_[source];
-  if (row.size() <= dlid) row.resize(dlid + 1, 0);
-  if (row[dlid] != 0) return row[dlid] - 1;
+  bool added;
+  uint32_t& index = qp_index_.Get(uint64_t{source} << 16 | dlid, &added);
+  if (!added) return index;
+  index = static_cast<uint32_t>(qps_.size());
   QueuePair qp;
   qp.source = source;
   qp.dlid = dlid;
@@ -56,9 +56,7 @@ uint32_t Hca::QpFor(uint32_t source, uint16_t dlid) {
   qp.path_sl = qp.sl = PathSl(qp.port, dlid, sources_[source].cfg.sl);
   qp.qpn = 0x100 + static_cast<uint32_t>(qps_.size());
   qps_.push_back(qp);
-  uint32_t idx = static_cast<uint32_t>(qps_.size() - 1);
-  row[dlid] = idx + 1;
-  return idx;
+  return index;
 }
 
 void Hca::NewMessage(uint32_t source) {
