@@ -4,6 +4,7 @@
 // seen. Arrays indexed by LID were as fast, but every HCA's row grew to the largest LID it
 // met: 53 KB each per table on the 11,664-host tree, 1.2 GB of its run.
 #pragma once
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <utility>
@@ -19,7 +20,7 @@ class FlatIndex {
     if (2 * (used_ + 1) > slots_.size()) Grow();
     uint64_t k1 = key + 1;
     size_t mask = slots_.size() - 1;
-    for (size_t i = Home(k1, mask);; i = (i + 1) & mask) {
+    for (size_t i = Home(k1);; i = (i + 1) & mask) {
       Slot& s = slots_[i];
       if (s.key1 == k1) {
         *added = false;
@@ -40,23 +41,26 @@ class FlatIndex {
     uint64_t key1 = 0;  // key + 1; 0: empty
     uint32_t value = 0;
   };
-  // Fibonacci hashing: the keys are small packed integers, whose low bits alone cluster.
-  static size_t Home(uint64_t k1, size_t mask) {
-    return static_cast<size_t>((k1 * 0x9E3779B97F4A7C15ull) >> 32) & mask;
+  // Fibonacci hashing: the product's top bits, which every bit of the key reaches. The keys are
+  // packed integers (a LID above a QP number) whose low bits alone would cluster.
+  size_t Home(uint64_t k1) const {
+    return static_cast<size_t>((k1 * 0x9E3779B97F4A7C15ull) >> shift_);
   }
   void Grow() {
     std::vector<Slot> old = std::move(slots_);
     slots_.assign(old.empty() ? 16 : 2 * old.size(), Slot{});
+    shift_ = 64 - std::countr_zero(slots_.size());
     size_t mask = slots_.size() - 1;
     for (const Slot& s : old) {
       if (s.key1 == 0) continue;
-      size_t i = Home(s.key1, mask);
+      size_t i = Home(s.key1);
       while (slots_[i].key1 != 0) i = (i + 1) & mask;
       slots_[i] = s;
     }
   }
 
   std::vector<Slot> slots_;
+  int shift_ = 0;  // 64 - log2(slots), set by Grow before the first lookup
   size_t used_ = 0;
 };
 

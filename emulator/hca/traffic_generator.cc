@@ -48,7 +48,6 @@ uint32_t Hca::QpFor(uint32_t source, uint16_t dlid) {
   bool added;
   uint32_t& index = qp_index_.Get(uint64_t{source} << 16 | dlid, &added);
   if (!added) return index;
-  index = static_cast<uint32_t>(qps_.size());
   QueuePair qp;
   qp.source = source;
   qp.dlid = dlid;
@@ -56,6 +55,7 @@ uint32_t Hca::QpFor(uint32_t source, uint16_t dlid) {
   qp.path_sl = qp.sl = PathSl(qp.port, dlid, sources_[source].cfg.sl);
   qp.qpn = 0x100 + static_cast<uint32_t>(qps_.size());
   qps_.push_back(qp);
+  index = static_cast<uint32_t>(qps_.size() - 1);  // set once the QP is there
   return index;
 }
 

@@ -8,44 +8,55 @@ OUT=${IBEMU_FUZZ_DIR:-build-fuzz}
 mkdir -p "$OUT"
 CXX="clang++ -std=c++20 -O1 -g -I. -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined"
 # What each target links, beyond its own tests/fuzz/<name>_fuzz.cc.
-TOPOLOGY_SRC="common/topology/ibnetdiscover_parser.cc common/topology/topology.cc common/link/link_rate.cc"
-BATCH_SRC="emulator/engine/event_codec.cc emulator/engine/packet.cc"
+TOPOLOGY_SRC=(common/topology/ibnetdiscover_parser.cc common/topology/topology.cc
+  common/link/link_rate.cc)
+BATCH_SRC=(emulator/engine/event_codec.cc emulator/engine/packet.cc)
 # The MAD target runs a whole fabric: every emulator source that needs no YAML, ZeroMQ or
 # protobuf.
-MAD_SRC=$(ls common/mad/*.cc common/link/*.cc common/wire/*.cc emulator/engine/*.cc \
-  emulator/switch/*.cc emulator/hca/*.cc emulator/mgmt/*.cc common/routing/*.cc \
-  common/topology/*.cc emulator/policy/*.cc emulator/policy/*/*.cc \
+MAD_SRC=(common/mad/*.cc common/link/*.cc common/wire/*.cc emulator/engine/*.cc
+  emulator/switch/*.cc emulator/hca/*.cc emulator/mgmt/*.cc common/routing/*.cc
+  common/topology/*.cc emulator/policy/*.cc emulator/policy/*/*.cc
   emulator/link/*.cc emulator/cc/*.cc emulator/cc/*/*.cc emulator/fabric/fabric.cc)
 # The client protocol (common/transport/umad.proto) into the fabric's UmadService over real
 # ZeroMQ sockets: the same fabric sources, the service, and the messages generated here.
 mkdir -p "$OUT/gen"
 protoc --cpp_out="$OUT/gen" -Icommon/transport common/transport/umad.proto
-UMAD_SRC="$MAD_SRC emulator/fabric/umad_service.cc emulator/fabric/local_channel.cc
-  emulator/fabric/verbs_requests.cc $OUT/gen/umad.pb.cc"
+UMAD_SRC=("${MAD_SRC[@]}" emulator/fabric/umad_service.cc emulator/fabric/local_channel.cc
+  emulator/fabric/verbs_requests.cc "$OUT/gen/umad.pb.cc")
 # ibemu-ccmgr's policy reader (YAML and opensm.conf).
-POLICY_SRC="cc-manager/policy.cc cc-manager/cct_generator.cc common/mad/opensm_cc_options.cc
-  common/mad/cc_settings.cc common/mad/field.cc fabricmgr/subnet.cc"
+POLICY_SRC=(cc-manager/policy.cc cc-manager/cct_generator.cc common/mad/opensm_cc_options.cc
+  common/mad/cc_settings.cc common/mad/field.cc fabricmgr/subnet.cc)
 # Every source is compiled once, on every core, and the targets share the objects: compiling the
 # fabric's hundred sources once per target in one clang call took most of CI's fuzzer step.
-obj() { echo "$OUT/obj/$(echo "${1#"$OUT"/}" | tr / _).o"; }
-mkdir -p "$OUT/obj"
-for src in $(printf '%s\n' tests/fuzz/{topology,event_batch,mad,umad_client,ccmgr_policy}_fuzz.cc \
-  $TOPOLOGY_SRC $BATCH_SRC $UMAD_SRC $POLICY_SRC | sort -u); do
-  echo "$src $(obj "$src")"
-done | CXX="$CXX -I$OUT/gen" xargs -P "$(nproc)" -n 2 sh -c '$CXX -c "$0" -o "$1"' \
-  || { echo "fuzzer build failed" >&2; exit 1; }
+# Objects keep the sources' tree under $OUT/obj (the generated source under $OUT/obj/gen).
+obj() { local rel=${1#"$OUT"/}; echo "$OUT/obj/${rel%.cc}.o"; }
+declare -A seen=()
+pairs=()
+for src in tests/fuzz/{topology,event_batch,mad,umad_client,ccmgr_policy}_fuzz.cc \
+  "${TOPOLOGY_SRC[@]}" "${BATCH_SRC[@]}" "${UMAD_SRC[@]}" "${POLICY_SRC[@]}"; do
+  [ -n "${seen[$src]:-}" ] && continue
+  seen[$src]=1
+  o=$(obj "$src")
+  mkdir -p "$(dirname "$o")"
+  pairs+=("$src" "$o")
+done
+export CXX OUT
+printf '%s\0' "${pairs[@]}" | xargs -0 -P "$(nproc)" -n 2 \
+  sh -c '$CXX "-I$OUT/gen" -c "$0" -o "$1"' ||
+  { echo "fuzzer build failed" >&2; exit 1; }
 link() {  # $1 = target, then its sources, then extra libraries after --
   local name=$1 objs=() libs=()
   shift
   while [ $# -gt 0 ] && [ "$1" != -- ]; do objs+=("$(obj "$1")"); shift; done
   [ $# -gt 0 ] && shift && libs=("$@")
-  $CXX -o "$OUT/${name}_fuzz" "$(obj "tests/fuzz/${name}_fuzz.cc")" "${objs[@]}" "${libs[@]}"
+  $CXX -o "$OUT/${name}_fuzz" "$(obj "tests/fuzz/${name}_fuzz.cc")" "${objs[@]}" \
+    ${libs[@]+"${libs[@]}"}
 }
-link topology $TOPOLOGY_SRC
-link event_batch $BATCH_SRC
-link mad $MAD_SRC
-link umad_client $UMAD_SRC -- -lprotobuf -lzmq -lpthread
-link ccmgr_policy $POLICY_SRC -- -lyaml-cpp
+link topology "${TOPOLOGY_SRC[@]}"
+link event_batch "${BATCH_SRC[@]}"
+link mad "${MAD_SRC[@]}"
+link umad_client "${UMAD_SRC[@]}" -- -lprotobuf -lzmq -lpthread
+link ccmgr_policy "${POLICY_SRC[@]}" -- -lyaml-cpp
 # Seed corpora: real topology files, and one valid batch the codec wrote.
 mkdir -p "$OUT/corpus/topology" "$OUT/corpus/batch" "$OUT/corpus/mad" "$OUT/corpus/umad"
 # Policies: the committed ones and the refused ones, behind their format byte (1 YAML, 0 conf).
