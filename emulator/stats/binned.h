@@ -179,8 +179,13 @@ class BinnedIntegral {
   }
 
  private:
+  // Saturates rather than wraps; the overflow flag of one multiply, not a 128-bit product, since
+  // this runs on every change of a sampled value.
   static int64_t Rect(int64_t value, SimTime width) {
-    return static_cast<__int128>(value) * width > INT64_MAX ? INT64_MAX : value * width;
+    int64_t r;
+    if (!__builtin_mul_overflow(value, width, &r)) [[likely]]
+      return r;
+    return (value < 0) != (width < 0) ? INT64_MIN : INT64_MAX;
   }
   // Adds the sum of the bin left to its slot and makes the bin of t the one summed (its slot
   // held from now on, as every bin an advance passes through). False when t is past the last

@@ -38,17 +38,6 @@ const Packet* Switch::OldestAt(int in, int vl) const {
   return oldest;
 }
 
-// A transfer may start when the input can supply the packet no slower than the output link
-// drains it: an input faster than its outputs feeds several at once, a slower one only when idle.
-bool Switch::InputCanFeed(int out, const Queue& q) const {
-  // Into an output buffer the crossbar writes at its own rate, the rate it reads at.
-  if (Cioq()) return ReadFreeAt(q) <= now();
-  uint32_t bytes = q.head_bytes;
-  SimTime slack =
-      std::max<SimTime>(0, ports_[out].link.rate.SerializationTime(bytes) - ReadTime(q.in, bytes));
-  return ReadFreeAt(q) <= now() + slack;
-}
-
 bool Switch::RoomAt(int out, int vl, const Queue& q) const {
   if (Cioq()) {
     const link::Port& pt = ports_[out];
@@ -150,8 +139,14 @@ void Switch::Arbitrate(int out) {
   size_t words = mask_words_;
   // Each requesting input is asked once per VL whether it can go now: the answers (a mask and
   // the queue) serve the VL arbiter, the input arbiter and the transfer.
-  servable_mask_.resize(static_cast<size_t>(pt.data_vls) * words);
-  servable_queue_.resize(static_cast<size_t>(pt.data_vls) * n);
+  if (servable_queue_.size() < static_cast<size_t>(pt.data_vls) * n) {
+    servable_mask_.resize(static_cast<size_t>(pt.data_vls) * words);
+    servable_queue_.resize(static_cast<size_t>(pt.data_vls) * n);
+  }
+  // With one credit class and no rule that looks past an input's oldest request, only that
+  // request can go: asked inline, the common case costs no call per requesting input.
+  bool oldest_only =
+      pt.classes == 1 && !xbar_picks_queues_ && !cfg_.read_port_per_queue && cfg_.bypass_limit == 0;
   uint32_t eligible = 0;
   for (int vl = 0; vl < pt.data_vls; ++vl) {
     if (o.per_vl[vl].pending == 0) continue;
@@ -163,7 +158,15 @@ void Switch::Arbitrate(int out) {
       can[w] = 0;
       for (uint64_t bits = mask[w]; bits; bits &= bits - 1) {
         int in = static_cast<int>(w * 64) + __builtin_ctzll(bits);
-        if (Queue* q = Servable(out, vl, in)) {
+        Queue* q;
+        if (oldest_only) {
+          q = Req(out, vl, in).first;
+          if (!InputCanFeed(out, *q) || !pt.tx[pt.Slot(vl, q->head_class)].Fits(q->head_blocks()))
+            q = nullptr;
+        } else {
+          q = Servable(out, vl, in);
+        }
+        if (q) {
           can[w] |= uint64_t{1} << (in % 64);
           servable_queue_[static_cast<size_t>(vl) * n + in] = q;
           eligible |= 1u << vl;

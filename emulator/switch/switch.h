@@ -2,6 +2,7 @@
 // per (input port, output port), VL arbitration and crossbar arbitration at each output, and
 // virtual cut-through.
 #pragma once
+#include <algorithm>
 #include <array>
 #include <memory>
 #include <vector>
@@ -201,8 +202,18 @@ class Switch : public mgmt::ManagedNode, private cc::SwitchView {
   SimTime SendToOutput(int out, int in, int vl, Packet* pkt, SimTime ready);
   void Register(Queue* q);
   Queue* Servable(int out, int vl, int in) const;
-  // Whether the input can feed the head of registered queue q to `out` now.
-  bool InputCanFeed(int out, const Queue& q) const;
+  // Whether the input can feed the head of registered queue q to `out` now: when it can supply
+  // the packet no slower than the output link drains it. An input faster than its outputs feeds
+  // several at once, a slower one only when idle. Inline: arbitration asks it of every
+  // requesting input at every look.
+  bool InputCanFeed(int out, const Queue& q) const {
+    // Into an output buffer the crossbar writes at its own rate, the rate it reads at.
+    if (Cioq()) return ReadFreeAt(q) <= now();
+    uint32_t bytes = q.head_bytes;
+    SimTime slack = std::max<SimTime>(
+        0, ports_[out].link.rate.SerializationTime(bytes) - ReadTime(q.in, bytes));
+    return ReadFreeAt(q) <= now() + slack;
+  }
   // When the read port that serves queue q is free.
   SimTime ReadFreeAt(const Queue& q) const {
     return cfg_.read_port_per_queue ? q.read_free_at : read_free_at_[q.in];

@@ -13,10 +13,15 @@ void SwitchMarking::Init(SwitchView& s) {
   if (opt_.evaluation == Evaluation::kVoq)
     voq_above_.assign(static_cast<size_t>(ports_) * vls_ * ports_, 0);
   since_mark_.assign(static_cast<size_t>(ports_), 0);
+  // Fixed by the switch's configuration, and read on every enqueue, dequeue and transmit: taken
+  // once rather than through the view's virtual calls each time. The settings themselves are
+  // read where they live, so that a Set acts on the next packet.
+  obuf_cap_ = s.OutputBufferCapacityBlocks();
+  level_cap_ = obuf_cap_ > 0 ? obuf_cap_ : s.VlCapacityBlocks();
+  cca_ = &s.Cca();
 }
 
-SwitchMarking::PortSettings SwitchMarking::SettingsOf(SwitchView& s, int out) const {
-  const mgmt::CcState& cc = s.Cca();
+SwitchMarking::PortSettings SwitchMarking::SettingsOf(const mgmt::CcState& cc, int out) {
   // A valid SwitchPortCongestionSetting overrides the switch's for its port: Control_Type 0 with
   // its own marking settings, Control_Type 1 with credit starvation instead of marking.
   if (static_cast<size_t>(out) < cc.ports.size()) {
@@ -34,9 +39,8 @@ bool SwitchMarking::Congested(int out, int vl) const {
 void SwitchMarking::Evaluate(SwitchView& s, int in, int out, int vl) {
   // On a switch with output buffers (CIOQ) the Port VL's queue is its output buffer first: the
   // threshold is taken of that buffer, and the sum counts it beside the inputs' packets for it.
-  uint32_t obuf_cap = s.OutputBufferCapacityBlocks();
-  uint32_t level =
-      Level(SettingsOf(s, out).threshold, obuf_cap > 0 ? obuf_cap : s.VlCapacityBlocks());
+  uint32_t obuf_cap = obuf_cap_;
+  uint32_t level = Level(SettingsOf(*cca_, out).threshold, level_cap_);
   // Entered above the level, left at or below the lower level (level - hysteresis, at least 0:
   // an empty queue always leaves).
   uint32_t lower = level > opt_.hysteresis_blocks ? level - opt_.hysteresis_blocks : 0;
@@ -87,8 +91,9 @@ void SwitchMarking::OnDequeue(SwitchView& s, int in, int in_vl, int out, int out
 }
 
 void SwitchMarking::OnTransmit(SwitchView& s, int in, int out, int vl, Packet* p) {
-  PortSettings ps = SettingsOf(s, out);
+  PortSettings ps = SettingsOf(s.Cca(), out);
   if (ps.threshold == 0) return;
+  if (state_.empty()) Init(s);
   // Tails have arrived since the last enqueue or dequeue: bring the state up to now.
   if (opt_.evaluation == Evaluation::kVoq) {
     for (int i = 0; i < ports_; ++i) Evaluate(s, i, out, vl);

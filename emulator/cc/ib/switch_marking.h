@@ -37,7 +37,7 @@ class SwitchMarking : public SwitchCc {
     uint16_t marking_rate = 0;
   };
   void Init(SwitchView& s);
-  PortSettings SettingsOf(SwitchView& s, int out) const;
+  static PortSettings SettingsOf(const mgmt::CcState& cc, int out);
   void Evaluate(SwitchView& s, int in, int out, int vl);
   size_t PortVl(int out, int vl) const { return static_cast<size_t>(out) * vls_ + vl; }
 
@@ -48,6 +48,10 @@ class SwitchMarking : public SwitchCc {
   std::vector<uint16_t> state_;
   std::vector<uint8_t> voq_above_;    // [PortVl * (ports + 1) + in], VoQ mode
   std::vector<uint32_t> since_mark_;  // [port]: eligible packets since the last mark (counter)
+  // From Init: the output buffer's capacity (0: none), the capacity Threshold's levels are of,
+  // and the switch's CCA.
+  uint32_t obuf_cap_ = 0, level_cap_ = 0;
+  const mgmt::CcState* cca_ = nullptr;
 };
 
 }  // namespace ibemu::cc::ib
