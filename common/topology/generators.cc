@@ -6,8 +6,6 @@
 namespace ibemu::topology {
 namespace {
 
-// Directed-route SMPs reserve port 255 (IBA 14.2.5); NodeInfo.NumPorts is 8 bits.
-constexpr int64_t kMaxPorts = 254;
 // A bound on generated fabrics so a typo cannot allocate millions of nodes.
 constexpr int64_t kMaxNodes = 1 << 20;
 

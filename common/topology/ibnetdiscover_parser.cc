@@ -20,9 +20,6 @@
 namespace ibemu::topology {
 namespace {
 
-// NodeInfo.NumPorts is 8 bits and port 255 is reserved by directed-route SMPs (IBA 14.2.5).
-constexpr uint64_t kMaxPorts = 254;
-
 // ibsim's starting GUIDs when a file has no switchguid=/caguid= line, so both tools agree.
 constexpr uint64_t kIbsimSwitchGuidBase = 0x200000;
 constexpr uint64_t kIbsimCaGuidBase = 0x100000;

@@ -20,6 +20,9 @@ enum class NodeType : uint8_t { kSwitch, kCa };
 constexpr uint32_t kVendorId = 0x2c9;
 constexpr uint16_t kSwitchDeviceId = 0xc738;
 constexpr uint16_t kCaDeviceId = 0x1017;
+// The most ports a node may have: NodeInfo.NumPorts is 8 bits and directed-route SMPs reserve
+// port 255 (IBA 14.2.5).
+constexpr int kMaxPorts = 254;
 
 // Where a thing came from, so that errors name the file and line (DEVELOPERS.md: bad input).
 struct SourceLocation {

@@ -143,12 +143,6 @@ std::vector<uint8_t> MakeRecord(uint32_t agent_id, uint32_t status, const ib_mad
   return rec;
 }
 
-ib_user_mad HeaderOf(const std::vector<uint8_t>& umad) {
-  ib_user_mad hdr;
-  std::memcpy(&hdr, umad.data(), kUmadHeaderBytes);
-  return hdr;
-}
-
 }  // namespace
 
 Host& Host::Get() {

@@ -7,11 +7,19 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 #include "common/mad/mad_header.h"
 
 namespace ibemu::umad {
+
+// The ib_user_mad header a umad record (what umad_send takes, umad_recv fills) starts with.
+inline ib_user_mad HeaderOf(const std::vector<uint8_t>& umad) {
+  ib_user_mad hdr;
+  std::memcpy(&hdr, umad.data(), sizeof hdr);
+  return hdr;
+}
 
 // The common header and the RMPP header (IBA 13.6.2.1): what every RMPP segment starts with.
 constexpr size_t kRmppHeaderEnd = 36;

@@ -17,12 +17,6 @@ namespace {
 
 constexpr size_t kHdr = sizeof(ib_user_mad);
 
-ib_user_mad HeaderOf(const std::vector<uint8_t>& umad) {
-  ib_user_mad hdr;
-  std::memcpy(&hdr, umad.data(), kHdr);
-  return hdr;
-}
-
 }  // namespace
 
 int RmppSender::Start(uint32_t agent_id, uint8_t rmpp_version, std::vector<uint8_t> umad,

@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "hostlib/verbs/attributes.h"
 #include "hostlib/verbs/device.h"
 #include "hostlib/verbs/hca.h"
 #include "hostlib/verbs/resources.h"
@@ -18,13 +19,6 @@ Ah* ToAh(ibv_ah* ah) {
 Srq* ToSrq(ibv_srq* srq) {
   return reinterpret_cast<Srq*>(srq);
 }
-
-namespace {
-
-constexpr uint32_t kMaxSrqWr = 32767;
-constexpr uint32_t kMaxSrqSge = 31;
-
-}  // namespace
 
 int SrqPostRecv(ibv_srq* ibsrq, ibv_recv_wr* wr, ibv_recv_wr** bad_wr) {
   Srq* srq = ToSrq(ibsrq);

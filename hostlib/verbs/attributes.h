@@ -5,11 +5,17 @@
 #include <infiniband/verbs.h>
 
 #include <cstddef>
+#include <cstdint>
 
 #include "hostlib/client/fabric_address.h"
 #include "umad.pb.h"
 
 namespace ibemu::verbs {
+
+// The shared receive queue limits the device reports (ibv_device_attr) and ibv_create_srq and
+// ibv_modify_srq enforce: a ConnectX-5's.
+constexpr uint32_t kMaxSrqWr = 32767;
+constexpr uint32_t kMaxSrqSge = 31;
 
 void FillDeviceAttr(const umad::CaAttributes& ca, ibv_device_attr* attr);
 // Fills the first `size` bytes of an ibv_device_attr_ex (callers built against older headers

@@ -28,14 +28,14 @@ class Recorder : public link::PacketTap {
   std::vector<std::string> rows;
 };
 
-std::string Shell(const std::string& cmd) {
+std::string ShellOut(const std::string& cmd) {
   return ibemu::testing::Shell(cmd, false).out;
 }
 
 // Per frame, as tshark decodes it and in Recorder's format: VL, SL, DLID, SLID, opcode, PSN and
 // BTH byte 4.
 std::vector<std::string> TsharkHeaderFields(const std::string& pcap) {
-  std::string fields = Shell(
+  std::string fields = ShellOut(
       "tshark -r " + pcap +
       " -T fields -E separator=, -e infiniband.lrh.vl -e infiniband.lrh.sl -e infiniband.lrh.dlid"
       " -e infiniband.lrh.slid -e infiniband.bth.opcode -e infiniband.bth.psn"
@@ -68,11 +68,11 @@ TEST(Capture, TsharkDecodesEveryPacketWithTheFieldsTheEmulatorSet) {
 
   // tshark reassembles RC SEND messages and offers the (all-zero) payload to its heuristics, where
   // RPC-over-RDMA claims it; that says nothing about our headers, so it is switched off here.
-  std::string protos = Shell("tshark --disable-protocol rpcordma -r " + pcap +
-                             " -T fields -e frame.protocols 2>/dev/null | sort -u");
+  std::string protos = ShellOut("tshark --disable-protocol rpcordma -r " + pcap +
+                                " -T fields -e frame.protocols 2>/dev/null | sort -u");
   EXPECT_EQ(protos, "erf:infiniband\nerf:infiniband:data\n");
   std::string malformed =
-      Shell("tshark -r " + pcap + " -Y _ws.malformed -T fields -e frame.number 2>/dev/null");
+      ShellOut("tshark -r " + pcap + " -Y _ws.malformed -T fields -e frame.number 2>/dev/null");
   EXPECT_EQ(malformed, "");
   std::filesystem::remove(pcap);
 }
@@ -115,12 +115,12 @@ TEST(Capture, TsharkSeesFecnBecnAndCnpsWhereTheEmulatorPutThem) {
   EXPECT_GT(fecn_data, 20);
   EXPECT_GT(cnp, 20);
   EXPECT_GT(becn_ack, 0);
-  std::string cnp_name = Shell("tshark -r " + pcap +
-                               " -Y 'infiniband.bth.opcode == 128' -V 2>/dev/null | "
-                               "grep -m1 -o 'Opcode: [0-9]* *(CNP)\\|CNP' | head -1");
+  std::string cnp_name = ShellOut("tshark -r " + pcap +
+                                  " -Y 'infiniband.bth.opcode == 128' -V 2>/dev/null | "
+                                  "grep -m1 -o 'Opcode: [0-9]* *(CNP)\\|CNP' | head -1");
   EXPECT_NE(cnp_name, "") << "tshark does not name opcode 128 CNP";
   std::string malformed =
-      Shell("tshark -r " + pcap + " -Y _ws.malformed -T fields -e frame.number 2>/dev/null");
+      ShellOut("tshark -r " + pcap + " -Y _ws.malformed -T fields -e frame.number 2>/dev/null");
   EXPECT_EQ(malformed, "");
   std::filesystem::remove(pcap);
 }

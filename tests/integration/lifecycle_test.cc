@@ -26,7 +26,7 @@ constexpr bool kTools = false;
 constexpr bool kTools = true;
 #endif
 
-std::string TempDir(const std::string& what, mode_t mode = 0700) {
+std::string MakeTempDir(const std::string& what, mode_t mode = 0700) {
   std::string t = "/tmp/ibemu-" + what + "-XXXXXX";
   std::vector<char> buf(t.begin(), t.end());
   buf.push_back('\0');
@@ -55,7 +55,7 @@ struct Started {
 class Lifecycle : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = TempDir("lifecycle");
+    dir_ = MakeTempDir("lifecycle");
     ASSERT_FALSE(dir_.empty());
     name_ = "lc" + std::to_string(getpid());
     setenv("IBEMU_RUN_DIR", dir_.c_str(), 1);
@@ -244,7 +244,7 @@ TEST_F(Lifecycle, SigtermAndSigintWriteTheResults) {
 // Where files go without IBEMU_RUN_DIR: $XDG_RUNTIME_DIR/ibemu, else /tmp/ibemu-<uid>, 0700.
 TEST_F(Lifecycle, TheRunDirectoryIsPrivateAndWhereUsersExpectIt) {
   std::string topo = Src("configs/topologies/testbed.topo");
-  std::string xdg = TempDir("xdg");
+  std::string xdg = MakeTempDir("xdg");
   unsetenv("IBEMU_RUN_DIR");
   setenv("XDG_RUNTIME_DIR", xdg.c_str(), 1);
   Started s = Up(topo, 0);
@@ -277,7 +277,7 @@ TEST_F(Lifecycle, TheRunDirectoryIsPrivateAndWhereUsersExpectIt) {
 
 TEST_F(Lifecycle, UnsafeRunDirectoriesAreRefusedBeforeAnythingStarts) {
   std::string topo = Src("configs/topologies/testbed.topo");
-  std::string open_dir = TempDir("open", 0777);
+  std::string open_dir = MakeTempDir("open", 0777);
   CliResult r = Shell("IBEMU_RUN_DIR=" + open_dir + " " + IBEMU_BINARY + " up " + topo + " -q");
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.out.find("run directory " + open_dir), std::string::npos) << r.out;
@@ -325,7 +325,7 @@ TEST_F(Lifecycle, AnotherUserCannotConnectOrPreCreateFiles) {
   // The default kind of run directory (0700), and an override others may read (0755): the
   // sockets and the state file are the owner's alone in both.
   for (mode_t mode : {0700, 0755}) {
-    std::string run = TempDir("victim", mode);
+    std::string run = MakeTempDir("victim", mode);
     setenv("IBEMU_RUN_DIR", run.c_str(), 1);
     Started s = Up(topo, mode);
     ASSERT_EQ(Cli("status --wait 30").status, 0) << ReadFile(s.log);
@@ -342,7 +342,7 @@ TEST_F(Lifecycle, AnotherUserCannotConnectOrPreCreateFiles) {
   }
   // Planting the run directory itself in a shared place (as /tmp/ibemu-<uid> would be): the
   // owner's `up` refuses a directory it does not own, before anything starts.
-  std::string shared = TempDir("shared", 01777);
+  std::string shared = MakeTempDir("shared", 01777);
   CliResult plant = Shell(as_nobody + "mkdir -m 0777 " + shared + "/ibemu");
   ASSERT_EQ(plant.status, 0) << plant.out;
   unsetenv("IBEMU_RUN_DIR");
