@@ -121,7 +121,7 @@ void Switch::HandleDevice(const engine::Event& e) {
       Input& input = inputs_[e.port];
       int n = num_ports() + 1;
       int start = input.next_poke;
-      input.next_poke = (input.next_poke + 1) % n;
+      if (++input.next_poke == n) input.next_poke = 0;
       // The requested outputs from `start` up, then below it. The mask is read afresh at each
       // step: an output's arbitration can add or take requests of this input.
       auto next_requested = [&](int from) {

@@ -17,7 +17,8 @@ void SwitchMarking::Init(SwitchView& s) {
   // once rather than through the view's virtual calls each time. The settings themselves are
   // read where they live, so that a Set acts on the next packet.
   obuf_cap_ = s.OutputBufferCapacityBlocks();
-  level_cap_ = obuf_cap_ > 0 ? obuf_cap_ : s.VlCapacityBlocks();
+  vl_cap_ = s.VlCapacityBlocks();
+  level_cap_ = obuf_cap_ > 0 ? obuf_cap_ : vl_cap_;
   cca_ = &s.Cca();
 }
 
@@ -91,9 +92,9 @@ void SwitchMarking::OnDequeue(SwitchView& s, int in, int in_vl, int out, int out
 }
 
 void SwitchMarking::OnTransmit(SwitchView& s, int in, int out, int vl, Packet* p) {
-  PortSettings ps = SettingsOf(s.Cca(), out);
-  if (ps.threshold == 0) return;
   if (state_.empty()) Init(s);
+  PortSettings ps = SettingsOf(*cca_, out);
+  if (ps.threshold == 0) return;
   // Tails have arrived since the last enqueue or dequeue: bring the state up to now.
   if (opt_.evaluation == Evaluation::kVoq) {
     for (int i = 0; i < ports_; ++i) Evaluate(s, i, out, vl);
@@ -101,7 +102,7 @@ void SwitchMarking::OnTransmit(SwitchView& s, int in, int out, int vl, Packet* p
     Evaluate(s, in, out, vl);
   }
   if (!Congested(out, vl)) return;
-  mgmt::CcState& cc = s.Cca();
+  mgmt::CcState& cc = *cca_;
   // A Port VL that waited for credits is a victim of congestion further on: it marks only if
   // its port is in Victim_Mask (typically the ports that face CAs).
   bool victim_ok = cc.sw.victim_mask[31 - out / 8] >> (out % 8) & 1;
@@ -136,7 +137,8 @@ void SwitchMarking::OnTransmit(SwitchView& s, int in, int out, int vl, Packet* p
 // the input link.
 SimTime SwitchMarking::CreditReturnDelay(SwitchView& s, int in, int in_vl, int out, int out_vl,
                                          const Packet& p) {
-  const mgmt::CcState& cc = s.Cca();
+  if (state_.empty()) Init(s);
+  const mgmt::CcState& cc = *cca_;
   uint8_t cs_threshold = 0;
   uint16_t delay = 0;
   const mgmt::SwitchPortCongestionSetting* e =
@@ -150,8 +152,7 @@ SimTime SwitchMarking::CreditReturnDelay(SwitchView& s, int in, int in_vl, int o
   } else {
     return 0;
   }
-  if (delay == 0 || s.QueuedBlocks(out, out_vl) <= Level(cs_threshold, s.VlCapacityBlocks()))
-    return 0;
+  if (delay == 0 || s.QueuedBlocks(out, out_vl) <= Level(cs_threshold, vl_cap_)) return 0;
   SimTime base = opt_.cct_base > 0 ? opt_.cct_base : s.SerializationTime(in, p.wire_bytes());
   return CctDelay(delay, base);
 }

@@ -48,10 +48,10 @@ class SwitchMarking : public SwitchCc {
   std::vector<uint16_t> state_;
   std::vector<uint8_t> voq_above_;    // [PortVl * (ports + 1) + in], VoQ mode
   std::vector<uint32_t> since_mark_;  // [port]: eligible packets since the last mark (counter)
-  // From Init: the output buffer's capacity (0: none), the capacity Threshold's levels are of,
-  // and the switch's CCA.
-  uint32_t obuf_cap_ = 0, level_cap_ = 0;
-  const mgmt::CcState* cca_ = nullptr;
+  // From Init: the output buffer's capacity (0: none), a VL buffer's, the capacity Threshold's
+  // levels are of, and the switch's CCA.
+  uint32_t obuf_cap_ = 0, vl_cap_ = 0, level_cap_ = 0;
+  mgmt::CcState* cca_ = nullptr;
 };
 
 }  // namespace ibemu::cc::ib
