@@ -9,10 +9,9 @@
 
 namespace ibemu::sw {
 
-// The first queue of `in` requesting `out` on `vl` whose head can go now, or null. With one credit
-// class (standard IB) only the oldest request matters; with per-destination classes (VOQnet) a
-// queue whose destination is out of credits must not hold back the others behind it.
-Switch::Queue* Switch::Servable(int out, int vl, int in) const {
+// With per-destination classes (VOQnet) a queue whose destination is out of credits must not hold
+// back the others behind it.
+Switch::Queue* Switch::ServableAmong(int out, int vl, int in) const {
   const ReqList& r = Req(out, vl, in);
   if (!r.first) return nullptr;
   if (xbar_picks_queues_) return PickedQueue(out, vl, in);
@@ -36,18 +35,6 @@ const Packet* Switch::OldestAt(int in, int vl) const {
   for (const Queue& q : inputs_[in].vl[vl])
     if (q.q.head && (!oldest || q.q.head->tail_arrival < oldest->tail_arrival)) oldest = q.q.head;
   return oldest;
-}
-
-bool Switch::RoomAt(int out, int vl, const Queue& q) const {
-  if (Cioq()) {
-    const link::Port& pt = ports_[out];
-    const Output& o = outputs_[out];
-    uint32_t held =
-        pt.classes == 1 ? o.per_vl[vl].obuf_blocks : o.obuf_class_blocks[pt.Slot(vl, q.head_class)];
-    return held + q.head_blocks() <= obuf_class_capacity_;
-  }
-  const link::Port& pt = ports_[out];
-  return pt.tx[pt.Slot(vl, q.head_class)].Fits(q.head_blocks());
 }
 
 bool Switch::CanGo(int out, int vl, int in, const Queue* q) const {
@@ -143,10 +130,6 @@ void Switch::Arbitrate(int out) {
     servable_mask_.resize(static_cast<size_t>(pt.data_vls) * words);
     servable_queue_.resize(static_cast<size_t>(pt.data_vls) * n);
   }
-  // With one credit class and no rule that looks past an input's oldest request, only that
-  // request can go: asked inline, the common case costs no call per requesting input.
-  bool oldest_only =
-      pt.classes == 1 && !xbar_picks_queues_ && !cfg_.read_port_per_queue && cfg_.bypass_limit == 0;
   uint32_t eligible = 0;
   for (int vl = 0; vl < pt.data_vls; ++vl) {
     if (o.per_vl[vl].pending == 0) continue;
@@ -158,15 +141,7 @@ void Switch::Arbitrate(int out) {
       can[w] = 0;
       for (uint64_t bits = mask[w]; bits; bits &= bits - 1) {
         int in = static_cast<int>(w * 64) + __builtin_ctzll(bits);
-        Queue* q;
-        if (oldest_only) {
-          q = Req(out, vl, in).first;
-          if (!InputCanFeed(out, *q) || !pt.tx[pt.Slot(vl, q->head_class)].Fits(q->head_blocks()))
-            q = nullptr;
-        } else {
-          q = Servable(out, vl, in);
-        }
-        if (q) {
+        if (Queue* q = Servable(out, vl, in)) {
           can[w] |= uint64_t{1} << (in % 64);
           servable_queue_[static_cast<size_t>(vl) * n + in] = q;
           eligible |= 1u << vl;

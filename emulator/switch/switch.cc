@@ -97,6 +97,7 @@ void Switch::Start() {
   int64_t p = xbar_rate_.ps_per_byte() * 1000;
   bool whole = p != 0 && cfg_.speedup_milli > 0 && p % cfg_.speedup_milli == 0;
   read_ps_per_byte_ = whole ? p / cfg_.speedup_milli : 0;
+  oldest_only_ = !xbar_picks_queues_ && !cfg_.read_port_per_queue && cfg_.bypass_limit == 0;
   Device::Start();
 }
 

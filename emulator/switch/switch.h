@@ -201,11 +201,20 @@ class Switch : public mgmt::ManagedNode, private cc::SwitchView {
   // earlier than `ready`; returns when its tail has left.
   SimTime SendToOutput(int out, int in, int vl, Packet* pkt, SimTime ready);
   void Register(Queue* q);
-  Queue* Servable(int out, int vl, int in) const;
+  // The first queue of `in` requesting `out` on `vl` whose head can go now, or null. With one
+  // credit class and no rule that looks past an input's oldest request (oldest_only_), only that
+  // request can go: asked inline, as arbitration asks it of every requesting input at every look.
+  Queue* Servable(int out, int vl, int in) const {
+    if (!oldest_only_ || ports_[out].classes != 1) return ServableAmong(out, vl, in);
+    Queue* q = Req(out, vl, in).first;
+    return q && InputCanFeed(out, *q) && RoomAt(out, vl, *q) ? q : nullptr;
+  }
+  // Servable's general case: per-destination classes, a mechanism that picks among the queues,
+  // a read port per queue, or the bypass limit.
+  Queue* ServableAmong(int out, int vl, int in) const;
   // Whether the input can feed the head of registered queue q to `out` now: when it can supply
   // the packet no slower than the output link drains it. An input faster than its outputs feeds
-  // several at once, a slower one only when idle. Inline: arbitration asks it of every
-  // requesting input at every look.
+  // several at once, a slower one only when idle.
   bool InputCanFeed(int out, const Queue& q) const {
     // Into an output buffer the crossbar writes at its own rate, the rate it reads at.
     if (Cioq()) return ReadFreeAt(q) <= now();
@@ -220,7 +229,16 @@ class Switch : public mgmt::ManagedNode, private cc::SwitchView {
   }
   // Whether the head of registered queue q, requesting (out, vl), has room where it goes next:
   // the peer's credits, or with output buffers the buffer of (out, vl).
-  bool RoomAt(int out, int vl, const Queue& q) const;
+  bool RoomAt(int out, int vl, const Queue& q) const {
+    const link::Port& pt = ports_[out];
+    if (Cioq()) {
+      const Output& o = outputs_[out];
+      uint32_t held = pt.classes == 1 ? o.per_vl[vl].obuf_blocks
+                                      : o.obuf_class_blocks[pt.Slot(vl, q.head_class)];
+      return held + q.head_blocks() <= obuf_class_capacity_;
+    }
+    return pt.tx[pt.Slot(vl, q.head_class)].Fits(q.head_blocks());
+  }
   // Whether the head of q (at input `in`, requesting (out, vl)) could be sent now.
   bool CanGo(int out, int vl, int in, const Queue* q) const;
   // The bypass limit (SwitchConfig::bypass_limit): whether the head of q may not go because the
@@ -345,11 +363,14 @@ class Switch : public mgmt::ManagedNode, private cc::SwitchView {
   // picoseconds per byte, and the speedup dividing it evenly), else 0: no division per call.
   SimTime read_ps_per_byte_ = 0;
   std::unique_ptr<cc::SwitchCc> cc_hooks_;
-  int base_queues_ = 1;                   // per input VL, from the queuing policy
-  bool xbar_picks_queues_ = false;        // the mechanism arbitrates among an input's queues (H6)
-  bool cc_chooses_vls_ = false;           // the mechanism picks output VLs (SwitchCc::OutputVl)
-  uint32_t obuf_class_capacity_ = 0;      // blocks one credit class may hold in an output buffer
-  bool cc_checks_heads_ = false;          // the mechanism may move heads (SwitchCc::HeadQueue)
+  int base_queues_ = 1;               // per input VL, from the queuing policy
+  bool xbar_picks_queues_ = false;    // the mechanism arbitrates among an input's queues (H6)
+  bool cc_chooses_vls_ = false;       // the mechanism picks output VLs (SwitchCc::OutputVl)
+  uint32_t obuf_class_capacity_ = 0;  // blocks one credit class may hold in an output buffer
+  bool cc_checks_heads_ = false;      // the mechanism may move heads (SwitchCc::HeadQueue)
+  // From Start: no mechanism picks among an input's queues, no read port per queue, no bypass
+  // limit (Servable).
+  bool oldest_only_ = false;
   mutable std::vector<int> pick_queues_;  // scratch for PickedQueue, kept to avoid allocation
   mutable std::vector<Queue*> pick_ptrs_;
   // Scratch for Arbitrate: per data VL, the inputs whose request can go now and their queues.

@@ -40,7 +40,6 @@ bool SwitchMarking::Congested(int out, int vl) const {
 void SwitchMarking::Evaluate(SwitchView& s, int in, int out, int vl) {
   // On a switch with output buffers (CIOQ) the Port VL's queue is its output buffer first: the
   // threshold is taken of that buffer, and the sum counts it beside the inputs' packets for it.
-  uint32_t obuf_cap = obuf_cap_;
   uint32_t level = Level(SettingsOf(*cca_, out).threshold, level_cap_);
   // Entered above the level, left at or below the lower level (level - hysteresis, at least 0:
   // an empty queue always leaves).
@@ -55,7 +54,7 @@ void SwitchMarking::Evaluate(SwitchView& s, int in, int out, int vl) {
   uint32_t bound = st != 0 ? lower : level;
   switch (opt_.evaluation) {
     case Evaluation::kSum: {
-      uint32_t ob = obuf_cap > 0 ? s.OutputBufferBlocks(out, vl) : 0;
+      uint32_t ob = obuf_cap_ > 0 ? s.OutputBufferBlocks(out, vl) : 0;
       st = s.QueuedBlocks(out, vl) + ob > bound && next(st != 0, s.ArrivedBlocks(out, vl) + ob);
       return;
     }
