@@ -34,6 +34,9 @@ class InputQueuing {
   // capacity: VOQnet's reference is ideal, so its per-destination space is not carved out of it.
   virtual int NumCreditClasses(const QueuingContext& c) const { return 1; }
   virtual int CreditClass(int dest_index) const { return 0; }
+  // Whether the queue is the packet's output port (Queue returns out_port): a queue's packets
+  // then all request the same output.
+  virtual bool QueuePerOutput() const { return false; }
   // Look-ahead classes: a packet's class on a link is the queue it takes at the receiving
   // switch, its output port there (the papers' VOQsw, with credits per queue); the sender reads
   // the receiver's forwarding table (link::FabricContext::next_output). CreditClass is unused.

@@ -100,7 +100,16 @@ void Switch::HeadChanged(Queue* q) {
   }
   if (q->q.empty()) return;
   Packet* h = q->q.head;
-  if (h->ready_at <= now()) {
+  // A head whose output's link is busy past its ready time, with the wake-up for the link's end
+  // already due, registers now: no arbitration of that output looks at requests before the link
+  // frees, and registering at the ready time would post nothing (that wake-up serves), so the
+  // request is seen exactly as if it had registered then, and the head-ready event (a third of
+  // one a packet-hop, half of them in this case) is not needed. Only where one queue of an input
+  // requests an output at a time, as an input's requests for an output are kept in the order
+  // they registered in.
+  const link::Port& to = ports_[h->out_port];
+  if (h->ready_at <= now() || (early_register_ && to.tx_free_at > h->ready_at &&
+                               to.wake_at >= now() && to.wake_at <= to.tx_free_at)) {
     Register(q);
   } else {
     Post(id(), h->ready_at, kHeadReady, q->in, q->vl, q->index);
@@ -153,7 +162,12 @@ void Switch::DiscardQueuedFor(int out) {
         q->registered = false;
         --o.per_vl[vl].pending;
         if (--ReqTo(in, out) == 0) ReqToMask(in)[out / 64] &= ~(uint64_t{1} << (out % 64));
-        HeadChanged(q);  // discards the heads bound for `out`, requeues the rest
+        // Discards the heads bound for `out` and requeues the rest; a head registered ahead of its
+        // ready time (HeadChanged) is discarded at that time, as if it had not registered yet.
+        if (q->q.head->ready_at > now())
+          Post(id(), q->q.head->ready_at, kHeadReady, q->in, q->vl, q->index);
+        else
+          HeadChanged(q);
       }
       r.last = nullptr;
     }

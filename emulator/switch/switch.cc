@@ -98,6 +98,12 @@ void Switch::Start() {
   bool whole = p != 0 && cfg_.speedup_milli > 0 && p % cfg_.speedup_milli == 0;
   read_ps_per_byte_ = whole ? p / cfg_.speedup_milli : 0;
   oldest_only_ = !xbar_picks_queues_ && !cfg_.read_port_per_queue && cfg_.bypass_limit == 0;
+  // One queue of an input can request an output at a time: one VL, and one queue, or a queue per
+  // output port that no mechanism adds to.
+  size_t nq = inputs_[0].vl[0].size();
+  early_register_ =
+      !Cioq() && cfg_.data_vls == 1 && oldest_only_ && !cc_checks_heads_ &&
+      (nq == 1 || (ctx_->queuing->QueuePerOutput() && nq == static_cast<size_t>(base_queues_)));
   Device::Start();
 }
 

@@ -371,6 +371,9 @@ class Switch : public mgmt::ManagedNode, private cc::SwitchView {
   // From Start: no mechanism picks among an input's queues, no read port per queue, no bypass
   // limit (Servable).
   bool oldest_only_ = false;
+  // From Start: no output buffer, and at most one queue of an input requests a given output at
+  // any time, so a head may register before its ready time (HeadChanged).
+  bool early_register_ = false;
   mutable std::vector<int> pick_queues_;  // scratch for PickedQueue, kept to avoid allocation
   mutable std::vector<Queue*> pick_ptrs_;
   // Scratch for Arbitrate: per data VL, the inputs whose request can go now and their queues.

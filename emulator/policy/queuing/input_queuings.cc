@@ -18,6 +18,7 @@ class VoqSwitch : public InputQueuing {
  public:
   int NumQueues(const QueuingContext& c) const override { return c.num_ports + 1; }
   int Queue(const engine::Packet&, int out_port, int) const override { return out_port; }
+  bool QueuePerOutput() const override { return true; }
 };
 
 // VOQnet: a queue and a reserved share of the buffer per destination, in every port; removes
@@ -39,6 +40,7 @@ class VoqSwitchStatic : public InputQueuing {
  public:
   int NumQueues(const QueuingContext& c) const override { return c.num_ports + 1; }
   int Queue(const engine::Packet&, int out_port, int) const override { return out_port; }
+  bool QueuePerOutput() const override { return true; }
   int NumCreditClasses(const QueuingContext& c) const override { return c.max_switch_ports + 1; }
   bool LooksAhead() const override { return true; }
   uint32_t ClassCapacity(uint32_t vl_blocks, int switch_ports) const override {
