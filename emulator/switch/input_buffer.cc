@@ -120,6 +120,7 @@ void Switch::Register(Queue* q) {
   Packet* h = q->q.head;
   q->head_bytes = h->wire_bytes();
   q->head_class = h->out_class;
+  q->head_slack = FeedSlack(q->in, h->out_port, q->head_bytes);
   Output& o = outputs_[h->out_port];
   ReqList& r = Req(h->out_port, h->out_vl, q->in);
   q->next_req = nullptr;

@@ -70,17 +70,19 @@ class Switch : public mgmt::ManagedNode, private cc::SwitchView {
     Queue* next_req = nullptr;
     SimTime read_free_at = 0;  // its own read port (SwitchConfig::read_port_per_queue)
     bool registered = false;
-    uint16_t in = 0;
     uint8_t vl = 0;
+    uint16_t in = 0;
     uint32_t index = 0;
     // While registered, what arbitration asks of the head (its wire bytes and output credit
-    // class), copied at Register so that asking whether it can go does not touch the packet:
-    // an output asks every requesting input, often several times before one goes. The head
-    // does not change while the queue is registered.
+    // class, and InputCanFeed's slack for it), taken at Register so that asking whether it can go
+    // does not touch the packet: an output asks every requesting input, often several times
+    // before one goes. The head does not change while the queue is registered.
     uint32_t head_bytes = 0;
     uint16_t head_class = 0;
+    SimTime head_slack = 0;
     uint32_t head_blocks() const { return wire::CreditBlocks(head_bytes); }
   };
+  static_assert(sizeof(Queue) == 64);
   // Aligned, with what every enqueue and dequeue reads first. The outputs an input requests are
   // in the switch's flat arrays (ReqTo, ReqToMask).
   struct alignas(64) Input {
@@ -218,10 +220,12 @@ class Switch : public mgmt::ManagedNode, private cc::SwitchView {
   bool InputCanFeed(int out, const Queue& q) const {
     // Into an output buffer the crossbar writes at its own rate, the rate it reads at.
     if (Cioq()) return ReadFreeAt(q) <= now();
-    uint32_t bytes = q.head_bytes;
-    SimTime slack = std::max<SimTime>(
-        0, ports_[out].link.rate.SerializationTime(bytes) - ReadTime(q.in, bytes));
-    return ReadFreeAt(q) <= now() + slack;
+    return ReadFreeAt(q) <= now() + q.head_slack;
+  }
+  // How much longer than the input's read of `bytes` the output link takes to send them.
+  SimTime FeedSlack(int in, int out, uint32_t bytes) const {
+    return std::max<SimTime>(0,
+                             ports_[out].link.rate.SerializationTime(bytes) - ReadTime(in, bytes));
   }
   // When the read port that serves queue q is free.
   SimTime ReadFreeAt(const Queue& q) const {
