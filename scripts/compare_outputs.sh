@@ -5,14 +5,16 @@
 # wall time) byte for byte. Prints one line per scenario, and the scenarios whose event count
 # moved; exits 1 if any output differs.
 #   scripts/compare_outputs.sh OLD_IBEMU [DURATION]      default 300us
-# Scenarios that both binaries refuse (the bad-input ones) are listed as refused. The 11,664-host
+# Scenarios that both binaries refuse as bad input (exit status 2) are listed as refused; any other
+# failure counts as a difference, even when both builds fail alike. The 11,664-host
 # fabric is left out: it takes minutes to load twice.
 set -uo pipefail
-cd "$(dirname "$0")/.."
-OLD=${1:?usage: scripts/compare_outputs.sh OLD_IBEMU [DURATION]}
+OLD=$(realpath "${1:?usage: scripts/compare_outputs.sh OLD_IBEMU [DURATION]}") || exit 2
+[ -x "$OLD" ] || { echo "compare_outputs: $OLD is not an executable" >&2; exit 2; }
 DUR=${2:-300us}
-NEW=${IBEMU:-${IBEMU_BUILD_DIR:-build}/emulator/ibemu}
-TMP=$(mktemp -d)
+NEW=$(realpath "${IBEMU:-$(dirname "$0")/../${IBEMU_BUILD_DIR:-build}/emulator/ibemu}")
+cd "$(dirname "$0")/.."
+TMP=$(realpath "$(mktemp -d)")
 trap 'rm -rf "$TMP"' EXIT
 same=0 differ=0 moved=0
 for s in configs/scenarios/*.yaml configs/scenarios/*/*.yaml tests/data/scenarios/*.yaml; do
@@ -21,8 +23,8 @@ for s in configs/scenarios/*.yaml configs/scenarios/*/*.yaml tests/data/scenario
   "$OLD" run "$s" -q --no-plot --duration "$DUR" -o "$TMP/a" > "$TMP/a.out" 2>&1; ra=$?
   "$NEW" run "$s" -q --no-plot --duration "$DUR" -o "$TMP/b" > "$TMP/b.out" 2>&1; rb=$?
   if [ $ra != 0 ] || [ $rb != 0 ]; then
-    if [ $ra != $rb ]; then echo "$s: exit status $ra (old) against $rb (new)"; differ=$((differ + 1))
-    else echo "$s: refused by both (exit status $ra)"; fi
+    if [ $ra = 2 ] && [ $rb = 2 ]; then echo "$s: refused by both"
+    else echo "$s: exit status $ra (old) against $rb (new)"; differ=$((differ + 1)); fi
     continue
   fi
   bad=
