@@ -17,7 +17,7 @@ Switch::Queue* Switch::ServableAmong(int out, int vl, int in) const {
   if (xbar_picks_queues_) return PickedQueue(out, vl, in);
   const link::Port& pt = ports_[out];
   for (Queue* q = r.first; q; q = q->next_req) {
-    if (!InputCanFeed(out, *q)) {
+    if (!InputCanFeed(*q)) {
       if (cfg_.read_port_per_queue) continue;  // another queue's read port may be free
       return nullptr;
     }
@@ -38,7 +38,7 @@ const Packet* Switch::OldestAt(int in, int vl) const {
 }
 
 bool Switch::CanGo(int out, int vl, int in, const Queue* q) const {
-  return InputCanFeed(out, *q) && !HeldForOldest(in, q) && RoomAt(out, vl, *q);
+  return InputCanFeed(*q) && !HeldForOldest(in, q) && RoomAt(out, vl, *q);
 }
 
 // H6: every queue of the input that requests (out, vl) and could go now is a candidate; the

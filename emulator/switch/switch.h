@@ -209,15 +209,15 @@ class Switch : public mgmt::ManagedNode, private cc::SwitchView {
   Queue* Servable(int out, int vl, int in) const {
     if (!oldest_only_ || ports_[out].classes != 1) return ServableAmong(out, vl, in);
     Queue* q = Req(out, vl, in).first;
-    return q && InputCanFeed(out, *q) && RoomAt(out, vl, *q) ? q : nullptr;
+    return q && InputCanFeed(*q) && RoomAt(out, vl, *q) ? q : nullptr;
   }
   // Servable's general case: per-destination classes, a mechanism that picks among the queues,
   // a read port per queue, or the bypass limit.
   Queue* ServableAmong(int out, int vl, int in) const;
-  // Whether the input can feed the head of registered queue q to `out` now: when it can supply
+  // Whether the input can feed the head of registered queue q to its output now: when it can supply
   // the packet no slower than the output link drains it. An input faster than its outputs feeds
   // several at once, a slower one only when idle.
-  bool InputCanFeed(int out, const Queue& q) const {
+  bool InputCanFeed(const Queue& q) const {
     // Into an output buffer the crossbar writes at its own rate, the rate it reads at.
     if (Cioq()) return ReadFreeAt(q) <= now();
     return ReadFreeAt(q) <= now() + q.head_slack;
