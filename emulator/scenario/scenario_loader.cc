@@ -117,6 +117,7 @@ class Loader {
     std::string node;
     int port = 1;
     uint16_t lid = 0;
+    int index = -1;  // in topo.nodes: a lookup by name is a scan over every node
   };
   Endpoint ResolveEndpoint(const YAML::Node& n, const std::string& path, const Scenario& s);
   std::vector<Endpoint> ResolveList(const YAML::Node& parent, const char* key,
@@ -265,7 +266,7 @@ void Loader::LoadTopology(const YAML::Node& n, Scenario* s) {
   lids_ = lm.lid;
   for (int c : s->topo.Cas())
     for (int p = 1; p <= s->topo.nodes[c].num_ports; ++p)
-      if (lids_[c][p]) all_cas_.push_back({s->topo.nodes[c].name, p, lids_[c][p]});
+      if (lids_[c][p]) all_cas_.push_back({s->topo.nodes[c].name, p, lids_[c][p], c});
 }
 
 void Loader::LoadFabric(const YAML::Node& n, Scenario* s) {
@@ -448,7 +449,7 @@ Loader::Endpoint Loader::ResolveEndpoint(const YAML::Node& n, const std::string&
     Fail(n, path, "'" + name + "' has ports 1.." + std::to_string(nd.num_ports));
   if (!lids_[node][port])
     Fail(n, path, "port " + std::to_string(port) + " of '" + name + "' is not cabled");
-  return {name, port, lids_[node][port]};
+  return {name, port, lids_[node][port], node};
 }
 
 std::vector<Loader::Endpoint> Loader::ResolveList(const YAML::Node& parent, const char* key,
@@ -704,8 +705,7 @@ void Loader::LoadTrafficEntry(const YAML::Node& n, const std::string& path, Scen
     ts.phases = src.phases;
     ts.cycle = src.cycle;
     if (load > 0) {
-      int node = s->topo.FindNode(src.ep.node);
-      const topology::Cable* c = s->topo.CableAt({node, src.ep.port});
+      const topology::Cable* c = s->topo.CableAt({src.ep.index, src.ep.port});
       ts.rate_bps = static_cast<int64_t>(load * static_cast<double>(c->rate.data_bps()));
     } else {
       ts.rate_bps = rate;

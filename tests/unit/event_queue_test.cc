@@ -64,6 +64,29 @@ TEST(EventQueue, FarEventsComeAfterNearOnesAndInOrder) {
   ExpectDrainsInOrder(q, v);
 }
 
+// What devices post as they start: thousands of events at time 0, in increasing LP order (each
+// the latest so far), plus the edges of the ring as seen before any bucket is current: the last
+// bucket the ring holds and the first beyond it. Then events pushed into the current bucket.
+TEST(EventQueue, EventsPushedBeforeTheFirstPopComeOutInOrder) {
+  EventQueue q;
+  std::vector<Event> v;
+  constexpr SimTime kBucket = 128;
+  constexpr SimTime kRing = 32768 * kBucket;
+  for (LpId lp = 0; lp < 5000; ++lp) v.push_back(Ev(0, lp, lp, lp));
+  v.push_back(Ev(kRing - 2 * kBucket, 1, 1, 6000));  // the last bucket in the ring
+  v.push_back(Ev(kRing - kBucket, 1, 1, 6001));      // the first bucket past it
+  v.push_back(Ev(kRing, 1, 1, 6002));
+  v.push_back(Ev(kBucket - 1, 0, 0, 6003));  // bucket 0, after every time-0 event
+  for (const Event& e : v) q.Push(e);
+  ASSERT_EQ(q.Pop().lp, 0u);
+  // Now bucket 0 is current: a late arrival for time 0 goes into it, ordered.
+  Event late = Ev(0, 4999, 0, 7000);
+  q.Push(late);
+  v.erase(v.begin());
+  v.push_back(late);
+  ExpectDrainsInOrder(q, v);
+}
+
 TEST(EventQueue, RandomInterleavedPushesAndPopsMatchASortedReference) {
   std::mt19937_64 rng(42);
   EventQueue q;
