@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "common/link/link_rate.h"
+#include "emulator/hca/destination_list.h"
 #include "emulator/hca/trace_program.h"
 
 namespace ibemu::hca {
@@ -41,7 +42,7 @@ struct TrafficSource {
   // Schedules change the destination set at given times (moving congestion trees).
   struct Phase {
     SimTime from = 0;
-    std::vector<uint16_t> dlids;
+    DestinationList dlids;
     std::vector<uint32_t> cum_weights;  // same length as dlids; empty = equal weights
   };
   std::vector<Phase> phases;

@@ -539,6 +539,12 @@ void Loader::LoadTrafficEntry(const YAML::Node& n, const std::string& path, Scen
       if (e.lid != lid) r.push_back(e.lid);
     return r;
   };
+  // The same, for a list every source draws from: one copy, shared (hca::DestinationList).
+  auto shared = [](const std::vector<Endpoint>& v) {
+    auto r = std::make_shared<std::vector<uint16_t>>();
+    for (auto& e : v) r->push_back(e.lid);
+    return std::shared_ptr<const std::vector<uint16_t>>(std::move(r));
+  };
 
   if (pattern == "trace") {
     // A replayed application: its messages come from the file, nothing from arrivals.
@@ -598,27 +604,29 @@ void Loader::LoadTrafficEntry(const YAML::Node& n, const std::string& path, Scen
       frac = Get<double>(n, "fraction", path, 0.5);
       if (frac <= 0 || frac > 1) Fail(n["fraction"], path + ".fraction", "must be in (0, 1]");
     }
+    auto to_lids = shared(to);
     for (auto& e : from) {
       hca::TrafficSource::Phase ph;
-      ph.dlids = without(to, e.lid);
+      ph.dlids = hca::DestinationList::AllBut(to_lids, e.lid);
       if (pattern == "hotspot") {
         // Weights in 1e6 units: `frac` of the messages to the hotspots, the rest spread evenly.
         std::vector<uint16_t> hl = without(hot, e.lid);
         std::vector<uint16_t> cold;
-        for (uint16_t l : ph.dlids)
+        for (uint16_t l : ph.dlids.ToVector())
           if (std::find(hl.begin(), hl.end(), l) == hl.end()) cold.push_back(l);
-        ph.dlids.clear();
+        std::vector<uint16_t> weighted;
         uint32_t acc = 0;
         for (uint16_t l : hl) {
-          ph.dlids.push_back(l);
+          weighted.push_back(l);
           acc += static_cast<uint32_t>(frac * 1e6 / hl.size());
           ph.cum_weights.push_back(acc);
         }
         for (uint16_t l : cold) {
-          ph.dlids.push_back(l);
+          weighted.push_back(l);
           acc += static_cast<uint32_t>((1 - frac) * 1e6 / cold.size());
           ph.cum_weights.push_back(acc);
         }
+        ph.dlids = std::move(weighted);
       }
       if (ph.dlids.empty()) Fail(n, path, "source " + e.node + " has no destination");
       srcs.push_back({e, {ph}});
@@ -671,6 +679,7 @@ void Loader::LoadTrafficEntry(const YAML::Node& n, const std::string& path, Scen
     // One cycle of phases; the HCA repeats it for as long as the source runs.
     SimTime step = kind == "moving" ? life : period;
     size_t steps = kind == "moving" ? hot.size() : 2;
+    auto all_lids = shared(all_cas_);
     for (auto& e : from) {
       std::vector<hca::TrafficSource::Phase> phases;
       if (kind == "silent") {
@@ -682,8 +691,9 @@ void Loader::LoadTrafficEntry(const YAML::Node& n, const std::string& path, Scen
           if (kind == "moving")
             ph.dlids = without({hot[k % hot.size()]}, e.lid);
           else
-            ph.dlids = k % 2 == 0 ? without(hot, e.lid) : without(all_cas_, e.lid);
-          if (ph.dlids.empty()) ph.dlids = without(all_cas_, e.lid);
+            ph.dlids = k % 2 == 0 ? hca::DestinationList(without(hot, e.lid))
+                                  : hca::DestinationList::AllBut(all_lids, e.lid);
+          if (ph.dlids.empty()) ph.dlids = hca::DestinationList::AllBut(all_lids, e.lid);
           phases.push_back(ph);
         }
       }
