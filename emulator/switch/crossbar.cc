@@ -64,8 +64,10 @@ void Switch::TakeRequest(int out, int vl, int in, Queue* q) {
   ReqList& r = Req(out, vl, in);
   Queue* prev = nullptr;
   for (Queue* x = r.first; x != q; x = x->next_req) prev = x;
-  (prev ? prev->next_req : r.first) = q->next_req;
-  if (r.last == q) r.last = prev;
+  if (prev)
+    prev->next_req = q->next_req;
+  else
+    SetFirst(r, q->next_req);
   if (!r.first) ReqMask(out, vl)[in / 64] &= ~(uint64_t{1} << (in % 64));
   q->next_req = nullptr;
   if (--ReqTo(in, out) == 0) ReqToMask(in)[out / 64] &= ~(uint64_t{1} << (out % 64));
@@ -148,8 +150,8 @@ void Switch::Arbitrate(int out) {
           continue;
         }
         if (eligible >> vl & 1) continue;
-        const Queue* first = Req(out, vl, in).first;
-        if (!pt.tx[pt.Slot(vl, first->head_class)].Fits(first->head_blocks())) {
+        const ReqList& r = Req(out, vl, in);
+        if (!pt.tx[pt.Slot(vl, r.first_class)].Fits(r.first_blocks)) {
           credit_blocked = true;
         }
       }

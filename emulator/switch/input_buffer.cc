@@ -125,11 +125,13 @@ void Switch::Register(Queue* q) {
   ReqList& r = Req(h->out_port, h->out_vl, q->in);
   q->next_req = nullptr;
   q->registered = true;
-  if (r.last)
-    r.last->next_req = q;
-  else
-    r.first = q;
-  r.last = q;
+  if (!r.first) {
+    SetFirst(r, q);
+  } else {
+    Queue* last = r.first;
+    while (last->next_req) last = last->next_req;
+    last->next_req = q;
+  }
   ++o.per_vl[h->out_vl].pending;
   ReqMask(h->out_port, h->out_vl)[q->in / 64] |= uint64_t{1} << (q->in % 64);
   if (ReqTo(q->in, h->out_port)++ == 0)
@@ -158,7 +160,7 @@ void Switch::DiscardQueuedFor(int out) {
     for (int in = 0; in <= num_ports(); ++in) {
       ReqList& r = Req(out, vl, in);
       while (Queue* q = r.first) {
-        r.first = q->next_req;
+        SetFirst(r, q->next_req);
         q->next_req = nullptr;
         q->registered = false;
         --o.per_vl[vl].pending;
@@ -170,7 +172,6 @@ void Switch::DiscardQueuedFor(int out) {
         else
           HeadChanged(q);
       }
-      r.last = nullptr;
     }
     std::fill(ReqMask(out, vl), ReqMask(out, vl) + mask_words_, 0);
   }

@@ -98,10 +98,30 @@ class Switch : public mgmt::ManagedNode, private cc::SwitchView {
     std::vector<std::vector<Queue>> vl;  // [input VL][queue]
     std::vector<uint32_t> bypassed;      // [input VL]: packets that left before the oldest one
   };
+  // The queues of an input that request (output, VL), in the order they registered, and what
+  // arbitration asks of the first one's head (its Queue::head_* fields, copied by SetFirst): an
+  // output asks every requesting input whether it can go, and reading each input's queue for it
+  // was a cache miss each time. No pointer to the last queue: to keep this to 16 bytes, an append
+  // walks the list, which holds one queue but where an input has several for one output.
   struct ReqList {
     Queue* first = nullptr;
-    Queue* last = nullptr;
+    uint32_t first_slack = 0;  // kSlackInQueue: larger than this holds; read the queue's
+    uint16_t first_blocks = 0;
+    uint16_t first_class = 0;
   };
+  static_assert(sizeof(ReqList) == 16);
+  static constexpr uint32_t kSlackInQueue = UINT32_MAX;
+  static void SetFirst(ReqList& r, Queue* q) {
+    r.first = q;
+    if (!q) return;
+    r.first_slack =
+        q->head_slack < kSlackInQueue ? static_cast<uint32_t>(q->head_slack) : kSlackInQueue;
+    r.first_blocks = static_cast<uint16_t>(q->head_blocks());
+    r.first_class = q->head_class;
+  }
+  SimTime FirstSlack(const ReqList& r) const {
+    return r.first_slack != kSlackInQueue ? r.first_slack : r.first->head_slack;
+  }
   // An output's counts for one VL, together so that the ones a packet-hop touches share a cache
   // line (as three arrays over the VLs they were three lines).
   struct OutputVl {
@@ -208,8 +228,13 @@ class Switch : public mgmt::ManagedNode, private cc::SwitchView {
   // request can go: asked inline, as arbitration asks it of every requesting input at every look.
   Queue* Servable(int out, int vl, int in) const {
     if (!oldest_only_ || ports_[out].classes != 1) return ServableAmong(out, vl, in);
-    Queue* q = Req(out, vl, in).first;
-    return q && InputCanFeed(*q) && RoomAt(out, vl, *q) ? q : nullptr;
+    const ReqList& r = Req(out, vl, in);
+    if (!r.first) return nullptr;
+    // InputCanFeed and RoomAt of the first queue, from what the list holds of its head (with
+    // oldest_only_ the read port is the input's).
+    SimTime read_free = read_free_at_[in];
+    bool feeds = Cioq() ? read_free <= now() : read_free <= now() + FirstSlack(r);
+    return feeds && RoomFor(out, vl, r.first_class, r.first_blocks) ? r.first : nullptr;
   }
   // Servable's general case: per-destination classes, a mechanism that picks among the queues,
   // a read port per queue, or the bypass limit.
@@ -234,14 +259,18 @@ class Switch : public mgmt::ManagedNode, private cc::SwitchView {
   // Whether the head of registered queue q, requesting (out, vl), has room where it goes next:
   // the peer's credits, or with output buffers the buffer of (out, vl).
   bool RoomAt(int out, int vl, const Queue& q) const {
+    return RoomFor(out, vl, q.head_class, q.head_blocks());
+  }
+  // The same for a head of `blocks` in output credit class `cls`.
+  bool RoomFor(int out, int vl, uint16_t cls, uint32_t blocks) const {
     const link::Port& pt = ports_[out];
     if (Cioq()) {
       const Output& o = outputs_[out];
-      uint32_t held = pt.classes == 1 ? o.per_vl[vl].obuf_blocks
-                                      : o.obuf_class_blocks[pt.Slot(vl, q.head_class)];
-      return held + q.head_blocks() <= obuf_class_capacity_;
+      uint32_t held =
+          pt.classes == 1 ? o.per_vl[vl].obuf_blocks : o.obuf_class_blocks[pt.Slot(vl, cls)];
+      return held + blocks <= obuf_class_capacity_;
     }
-    return pt.tx[pt.Slot(vl, q.head_class)].Fits(q.head_blocks());
+    return pt.tx[pt.Slot(vl, cls)].Fits(blocks);
   }
   // Whether the head of q (at input `in`, requesting (out, vl)) could be sent now.
   bool CanGo(int out, int vl, int in, const Queue* q) const;
