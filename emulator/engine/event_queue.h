@@ -93,9 +93,10 @@ class EventQueue {
   // the ring, and a scan of every word for each of them cost more than the events.
   std::array<uint64_t, kWords / 64> summary_{};
   std::vector<Event> far_;  // 4-ary heap: buckets from cur_ + kBuckets on
-  // No bucket is current before the first pop: what devices post as they start (tens of
-  // thousands of events at time 0 on a large fabric) goes into bucket 0's list and is sorted once
-  // when it becomes current, not inserted one by one into a sorted array, which was quadratic.
+  // No bucket is current before the first pop or look at the top: what devices post as they start
+  // (tens of thousands of events at time 0 on a large fabric) goes into bucket 0's list and is
+  // sorted once when it becomes current, not inserted one by one into a sorted array, which was
+  // quadratic.
   int64_t cur_ = -1;
   size_t size_ = 0;
 };

@@ -1,6 +1,6 @@
 // The LIDs a traffic source picks its destinations from. Uniform traffic sends from every host to
 // every other: a list per source of all the others is quadratic in memory (11,664 hosts: 272 MB of
-// LIDs, a fifth of the fabric's), so sources share one list and each leaves its own LID out by
+// LIDs for each copy a run keeps), so sources share one list and each leaves its own LID out by
 // position. Element i is the same as in a list with that LID removed, so a draw picks the same
 // destination either way.
 #pragma once

@@ -22,6 +22,9 @@
 #include "tests/unit/routing_paths.h"
 
 namespace ibemu::routing {
+// A namespace of its own: the sanitizer build compiles test files in batches (a unity build),
+// and routing_test.cc has helpers of the same names.
+namespace ftree_dor_test {
 namespace {
 
 using link::LinkRate;
@@ -310,4 +313,5 @@ TEST(LidMap, FromLidsRefusesDuplicatesAndSwitchDataPortLids) {
 }
 
 }  // namespace
+}  // namespace ftree_dor_test
 }  // namespace ibemu::routing
