@@ -38,12 +38,6 @@ class DestinationList {
   size_t size() const { return lids_->size() - (skip_ < lids_->size() ? 1 : 0); }
   bool empty() const { return size() == 0; }
   uint16_t operator[](size_t i) const { return (*lids_)[i < skip_ ? i : i + 1]; }
-  std::vector<uint16_t> ToVector() const {
-    std::vector<uint16_t> v;
-    v.reserve(size());
-    for (size_t i = 0; i < size(); ++i) v.push_back((*this)[i]);
-    return v;
-  }
 
  private:
   std::shared_ptr<const std::vector<uint16_t>> lids_;

@@ -612,7 +612,7 @@ void Loader::LoadTrafficEntry(const YAML::Node& n, const std::string& path, Scen
         // Weights in 1e6 units: `frac` of the messages to the hotspots, the rest spread evenly.
         std::vector<uint16_t> hl = without(hot, e.lid);
         std::vector<uint16_t> cold;
-        for (uint16_t l : ph.dlids.ToVector())
+        for (uint16_t l : without(to, e.lid))
           if (std::find(hl.begin(), hl.end(), l) == hl.end()) cold.push_back(l);
         std::vector<uint16_t> weighted;
         uint32_t acc = 0;

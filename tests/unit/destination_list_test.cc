@@ -18,6 +18,12 @@ std::vector<uint16_t> Without(const std::vector<uint16_t>& v, uint16_t lid) {
   return r;
 }
 
+std::vector<uint16_t> Elements(const DestinationList& d) {
+  std::vector<uint16_t> r;
+  for (size_t i = 0; i < d.size(); ++i) r.push_back(d[i]);
+  return r;
+}
+
 TEST(DestinationList, LeavingOutALidReadsAsTheListWithoutIt) {
   auto all = std::make_shared<const std::vector<uint16_t>>(std::vector<uint16_t>{7, 3, 9, 1, 12});
   for (uint16_t lid : {7, 3, 9, 1, 12, 5}) {  // first, middle, last, absent
@@ -25,14 +31,14 @@ TEST(DestinationList, LeavingOutALidReadsAsTheListWithoutIt) {
     std::vector<uint16_t> want = Without(*all, lid);
     ASSERT_EQ(d.size(), want.size()) << lid;
     for (size_t i = 0; i < want.size(); ++i) EXPECT_EQ(d[i], want[i]) << lid << " at " << i;
-    EXPECT_EQ(d.ToVector(), want);
+    EXPECT_EQ(Elements(d), want);
   }
 }
 
 TEST(DestinationList, ALidListedTwiceIsLeftOutEveryTime) {
   auto all = std::make_shared<const std::vector<uint16_t>>(std::vector<uint16_t>{4, 2, 4, 6});
   DestinationList d = DestinationList::AllBut(all, 4);
-  EXPECT_EQ(d.ToVector(), (std::vector<uint16_t>{2, 6}));
+  EXPECT_EQ(Elements(d), (std::vector<uint16_t>{2, 6}));
 }
 
 TEST(DestinationList, OnlyItselfLeavesNothing) {
