@@ -6,11 +6,17 @@ namespace ibemu::engine {
 
 void LogicalProcess::Post(LpId target, SimTime t, uint16_t kind, uint16_t port, uint32_t a,
                           uint64_t b, Packet* pkt) {
+  PostReserved(seq_++, target, t, kind, port, a, b, pkt);
+}
+
+void LogicalProcess::PostReserved(uint64_t seq, LpId target, SimTime t, uint16_t kind,
+                                  uint16_t port, uint32_t a, uint64_t b, Packet* pkt) {
+  if (target == id_) ++self_posts_;
   Event e;
   e.time = t;
   e.lp = target;
   e.src = id_;
-  e.seq = seq_++;
+  e.seq = seq;
   e.kind = kind;
   e.port = port;
   e.a = a;

@@ -49,6 +49,13 @@ class LogicalProcess {
   // Posts an event to `target` (this LP or a link peer); time must not be in the past.
   void Post(LpId target, SimTime t, uint16_t kind, uint16_t port = 0, uint32_t a = 0,
             uint64_t b = 0, Packet* pkt = nullptr);
+  // The sequence number a Post now would take, for an event posted later with PostReserved: it
+  // keeps the place among this LP's events of one instant that a Post now would have given it.
+  uint64_t ReserveSeq() { return seq_++; }
+  void PostReserved(uint64_t seq, LpId target, SimTime t, uint16_t kind, uint16_t port = 0,
+                    uint32_t a = 0, uint64_t b = 0, Packet* pkt = nullptr);
+  // Events this LP has posted to itself; equal at two reads, it posted none to itself between.
+  uint64_t self_posts() const { return self_posts_; }
   Packet* NewPacket();
   void FreePacket(Packet* p);
   uint64_t NextPacketId() { return uint64_t{id_} << 40 | packet_counter_++; }
@@ -59,6 +66,7 @@ class LogicalProcess {
   Partition* part_ = nullptr;
   const SimTime* clock_ = nullptr;
   uint64_t seq_ = 0;
+  uint64_t self_posts_ = 0;
   uint64_t packet_counter_ = 0;
   uint64_t events_ = 0;
   Digest digest_;

@@ -91,8 +91,7 @@ void Device::Handle(const Event& e) {
       if (ports_[e.port].rx[e.a].fc_pending) SendFlowControl(e.port, static_cast<int>(e.a));
       return;
     case kWake:
-      if (ports_[e.port].wake_at == e.time) ports_[e.port].wake_at = -1;
-      Arbitrate(e.port);
+      Woken(e.port, e.time);
       return;
     default:
       HandleUpper(e);
@@ -313,7 +312,7 @@ void Device::SendSideBand(const FabricContext& ctx, uint32_t a, uint64_t b) {
 
 void Device::WakeAt(int p, SimTime t) {
   link::Port& pt = ports_[p];
-  if (pt.wake_at >= now() && pt.wake_at <= t) return;  // an earlier wake will look again
+  if (WakeCovered(p, t)) return;  // an earlier wake will look again
   pt.wake_at = t;
   Post(id(), t, kWake, static_cast<uint16_t>(p));
 }

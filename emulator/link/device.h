@@ -114,6 +114,17 @@ class Device : public engine::LogicalProcess {
 
   // Arranges for Arbitrate(p) to run at time t (deduplicated).
   void WakeAt(int p, SimTime t);
+  // Whether a wake already due serves one at t: WakeAt(p, t) would post nothing.
+  bool WakeCovered(int p, SimTime t) const {
+    const Port& pt = ports_[p];
+    return pt.wake_at >= now() && pt.wake_at <= t;
+  }
+  // What a kWake for port p at time t does; a device that carries the wake in an event of its
+  // own (one that does two things at one instant) calls it there, having set wake_at to t.
+  void Woken(int p, SimTime t) {
+    if (ports_[p].wake_at == t) ports_[p].wake_at = -1;
+    Arbitrate(p);
+  }
   // Inline: arbitration calls it for every requested VL at every look, and it rarely changes.
   void SetStalled(int p, int vl, bool stalled) {
     if ((ports_[p].credit_stalled_vls >> vl & 1) != static_cast<uint32_t>(stalled))

@@ -79,7 +79,8 @@ void Switch::TakeRequest(int out, int vl, int in, Queue* q) {
   }
 }
 
-Packet* Switch::ReadFromInput(int out, int vl, int in, Queue* q, SimTime* read_end) {
+Packet* Switch::ReadFromInput(int out, int vl, int in, Queue* q, SimTime* read_end,
+                              DeferredRelease* deferred) {
   Packet* pkt = q->q.Pop();
   int in_vl = q->vl;
   int cls = pkt->credit_class;
@@ -95,8 +96,17 @@ Packet* Switch::ReadFromInput(int out, int vl, int in, Queue* q, SimTime* read_e
     cc_hooks_->OnDequeue(*this, in, in_vl, out, vl, *pkt);
     release += cc_hooks_->CreditReturnDelay(*this, in, in_vl, out, vl, *pkt);
   }
-  Post(id(), release, kInputRelease, static_cast<uint16_t>(in),
-       static_cast<uint32_t>(in_vl | cls << 8), blocks);
+  uint32_t a = static_cast<uint32_t>(in_vl | cls << 8);
+  if (deferred) {
+    deferred->time = release;
+    deferred->seq = ReserveSeq();
+    deferred->self_posts = self_posts();
+    deferred->in = static_cast<uint16_t>(in);
+    deferred->a = a;
+    deferred->blocks = blocks;
+  } else {
+    Post(id(), release, kInputRelease, static_cast<uint16_t>(in), a, blocks);
+  }
   *read_end = end;
   return pkt;
 }
@@ -170,11 +180,23 @@ void Switch::Arbitrate(int out) {
   Queue* q = servable_queue_[static_cast<size_t>(vl) * n + in];
   TakeRequest(out, vl, in, q);
   SimTime read_end;
-  Packet* pkt = ReadFromInput(out, vl, in, q, &read_end);
+  DeferredRelease release;
+  Packet* pkt = ReadFromInput(out, vl, in, q, &read_end, &release);
   SimTime end = SendToOutput(out, in, vl, pkt, std::max(pkt->tail_arrival, read_end));
   // Look again when the link frees only if something else is waiting; a request that registers
-  // later wakes the output itself.
-  if (Requested(out)) WakeAt(out, end);
+  // later wakes the output itself. When the input's release falls at that instant (cut-through
+  // between links of one speed, no credit-return delay) and nothing was posted to this switch
+  // in between, one event does both, in the order two would have run: the release holds the
+  // place its own event would have had, and nothing could come between it and the wake.
+  if (Requested(out) && release.time == end && !WakeCovered(out, end) &&
+      self_posts() == release.self_posts) {
+    ports_[out].wake_at = end;
+    PostReserved(release.seq, id(), end, kInputReleaseAndWake, release.in, release.a,
+                 release.blocks | uint64_t{static_cast<uint32_t>(out)} << 32);
+  } else {
+    PostRelease(release);
+    if (Requested(out)) WakeAt(out, end);
+  }
   if (!q->q.empty()) HeadChanged(q);
 }
 

@@ -120,26 +120,15 @@ void Switch::HandleDevice(const engine::Event& e) {
     case engine::kSideBandArrive:
       if (cc_hooks_) cc_hooks_->OnSignal(*this, e.a, e.b);
       return;
-    case kInputRelease: {
-      Release(e.port, static_cast<int>(e.a & 0xFF), static_cast<int>(e.a >> 8),
-              static_cast<uint32_t>(e.b));
-      // The input is free again: let the outputs it requests look, starting at a rotating
-      // position so no output is favoured.
-      Input& input = inputs_[e.port];
-      int n = num_ports() + 1;
-      int start = input.next_poke;
-      if (++input.next_poke == n) input.next_poke = 0;
-      // The requested outputs from `start` up, then below it. The mask is read afresh at each
-      // step: an output's arbitration can add or take requests of this input.
-      auto next_requested = [&](int from) {
-        return std::min(n, policy::NextPort(ReqToMask(e.port), mask_words_, from));
-      };
-      for (int out = next_requested(start); out < n; out = next_requested(out + 1))
-        if (OutputFree(out)) Arbitrate(out);
-      for (int out = next_requested(0); out < start; out = next_requested(out + 1))
-        if (OutputFree(out)) Arbitrate(out);
+    case kInputRelease:
+      InputReleased(e.port, static_cast<int>(e.a & 0xFF), static_cast<int>(e.a >> 8),
+                    static_cast<uint32_t>(e.b));
       return;
-    }
+    case kInputReleaseAndWake:
+      InputReleased(e.port, static_cast<int>(e.a & 0xFF), static_cast<int>(e.a >> 8),
+                    static_cast<uint32_t>(e.b));
+      Woken(static_cast<int>(e.b >> 32), e.time);
+      return;
     case kOutputRelease: {
       // a: the buffer's slot, VL * classes + class (the VL without classes).
       Output& o = outputs_[e.port];
@@ -150,6 +139,25 @@ void Switch::HandleDevice(const engine::Event& e) {
       Arbitrate(e.port);
       return;
   }
+}
+
+void Switch::InputReleased(int in, int vl, int cls, uint32_t blocks) {
+  Release(in, vl, cls, blocks);
+  // The input is free again: let the outputs it requests look, starting at a rotating position
+  // so no output is favoured.
+  Input& input = inputs_[in];
+  int n = num_ports() + 1;
+  int start = input.next_poke;
+  if (++input.next_poke == n) input.next_poke = 0;
+  // The requested outputs from `start` up, then below it. The mask is read afresh at each step:
+  // an output's arbitration can add or take requests of this input.
+  auto next_requested = [&](int from) {
+    return std::min(n, policy::NextPort(ReqToMask(in), mask_words_, from));
+  };
+  for (int out = next_requested(start); out < n; out = next_requested(out + 1))
+    if (OutputFree(out)) Arbitrate(out);
+  for (int out = next_requested(0); out < start; out = next_requested(out + 1))
+    if (OutputFree(out)) Arbitrate(out);
 }
 
 void Switch::OnLinkChanged(int p, bool up) {

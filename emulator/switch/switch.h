@@ -62,6 +62,10 @@ class Switch : public mgmt::ManagedNode, private cc::SwitchView {
     kInputRelease,                  // port = input, a = VL | class << 8, b = blocks
     kCcTimer,                       // a, b: the mechanism's (SwitchCc::OnTimer)
     kOutputRelease,                 // port = output, a = VL, b = blocks: left the output buffer
+    // A kInputRelease (port, a, b's low 32 bits) and then the kWake of output b >> 32, which fall
+    // at one instant with nothing between them: a packet forwarded cut-through from a link of
+    // the same speed is read out of its input when its tail leaves the output.
+    kInputReleaseAndWake,
   };
 
   // A line each: arbitration walks the queues that request an output.
@@ -199,7 +203,24 @@ class Switch : public mgmt::ManagedNode, private cc::SwitchView {
   // The crossbar reads the head of q out of input `in` for (out, vl): the buffer frees once it
   // is read (and CC's credit-return delay), the input's read bandwidth is taken. Returns the
   // packet and when the read ends.
-  Packet* ReadFromInput(int out, int vl, int in, Queue* q, SimTime* read_end);
+  // With `deferred`, the release is not posted but described there, its sequence number
+  // reserved, for PostRelease or a kInputReleaseAndWake.
+  struct DeferredRelease {
+    SimTime time = 0;
+    uint64_t seq = 0;
+    uint64_t self_posts = 0;  // self_posts() after the reservation
+    uint16_t in = 0;
+    uint32_t a = 0;  // VL | class << 8
+    uint32_t blocks = 0;
+  };
+  Packet* ReadFromInput(int out, int vl, int in, Queue* q, SimTime* read_end,
+                        DeferredRelease* deferred = nullptr);
+  void PostRelease(const DeferredRelease& r) {
+    PostReserved(r.seq, id(), r.time, kInputRelease, r.in, r.a, r.blocks);
+  }
+  // The kInputRelease: frees the buffer space (credits back upstream) and lets the outputs the
+  // input requests look, now that its read port is free.
+  void InputReleased(int in, int vl, int cls, uint32_t blocks);
   // The CIOQ switch (output_buffer.cc): Arbitrate(out) sends the next packet from the output
   // buffer when the link is free, and moves packets from the inputs into the buffer while it
   // has room and the crossbar can write.

@@ -25,15 +25,15 @@ inline void PrintTo(const Golden& g, std::ostream* os) {
 // (generator, min-hop routing, Poisson arrivals) for 10 us.
 inline const std::vector<Golden>& Goldens() {
   static const std::vector<Golden> all{
-      {"Fig24VoqSw", "configs/scenarios/fig2_4.yaml", "", "b0525af47c8a727e", 27053, 6688},
-      {"Fig24VoqNet", "configs/scenarios/fig2_4_voqnet.yaml", "", "ca7e025c4ff65a4c", 47101, 10639},
-      {"TestBedScenario1", "configs/scenarios/testbed-scenario1.yaml", "", "2e706d04053d487a",
-       81516, 18413},
-      {"Bidirectional", "tests/data/scenarios/bidirectional.yaml", "", "2c811ca88b29a1e9", 62517,
+      {"Fig24VoqSw", "configs/scenarios/fig2_4.yaml", "", "d808e033377f0fab", 25775, 6688},
+      {"Fig24VoqNet", "configs/scenarios/fig2_4_voqnet.yaml", "", "84dd30af9df35678", 45184, 10639},
+      {"TestBedScenario1", "configs/scenarios/testbed-scenario1.yaml", "", "7e0f2d6f019874ce",
+       78948, 18413},
+      {"Bidirectional", "tests/data/scenarios/bidirectional.yaml", "", "487620ba548fe454", 61332,
        11878},
       {"VlArbSet", "tests/data/scenarios/vlarb_set.yaml", "", "f8699c54dafe049a", 12565, 2983},
       {"FatTree648For10us", "configs/scenarios/bench/fat-tree-648-uniform80.yaml",
-       " --duration 10us", "da155d16c25d36c7", 233176, 51646},
+       " --duration 10us", "4205d46aadb68d18", 219281, 51646},
   };
   return all;
 }
