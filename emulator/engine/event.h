@@ -23,8 +23,10 @@ enum EventKind : uint16_t {
 
 struct Event {
   SimTime time = 0;
-  LpId lp = 0;
+  // src before lp: on a little-endian machine the two read as one word, lp in its high half, so
+  // EventBefore compares them at once.
   LpId src = 0;
+  LpId lp = 0;
   uint64_t seq = 0;
   uint16_t kind = 0;
   uint16_t port = 0;
@@ -35,8 +37,8 @@ struct Event {
 
 inline bool EventBefore(const Event& x, const Event& y) {
   if (x.time != y.time) return x.time < y.time;
-  if (x.lp != y.lp) return x.lp < y.lp;
-  if (x.src != y.src) return x.src < y.src;
+  uint64_t xl = uint64_t{x.lp} << 32 | x.src, yl = uint64_t{y.lp} << 32 | y.src;
+  if (xl != yl) return xl < yl;
   return x.seq < y.seq;
 }
 
