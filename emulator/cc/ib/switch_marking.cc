@@ -81,6 +81,7 @@ void SwitchMarking::Evaluate(SwitchView& s, int in, int out, int vl) {
 
 void SwitchMarking::OnEnqueue(SwitchView& s, int in, int in_vl, int out, int out_vl, Packet& p) {
   if (state_.empty()) Init(s);
+  evaluated_ = nullptr;
   Evaluate(s, in, out, out_vl);
 }
 
@@ -88,16 +89,24 @@ void SwitchMarking::OnDequeue(SwitchView& s, int in, int in_vl, int out, int out
                               const Packet& p) {
   if (state_.empty()) Init(s);
   Evaluate(s, in, out, out_vl);
+  evaluated_ = obuf_cap_ == 0 && opt_.evaluation != Evaluation::kVoq ? &p : nullptr;
+  evaluated_out_ = out;
+  evaluated_vl_ = out_vl;
+  evaluated_at_ = s.Now();
 }
 
 void SwitchMarking::OnTransmit(SwitchView& s, int in, int out, int vl, Packet* p) {
   if (state_.empty()) Init(s);
+  bool fresh =
+      evaluated_ == p && evaluated_out_ == out && evaluated_vl_ == vl && evaluated_at_ == s.Now();
+  evaluated_ = nullptr;
   PortSettings ps = SettingsOf(*cca_, out);
   if (ps.threshold == 0) return;
-  // Tails have arrived since the last enqueue or dequeue: bring the state up to now.
+  // Tails have arrived since the last enqueue or dequeue: bring the state up to now, unless the
+  // dequeue of this very packet did so at this instant.
   if (opt_.evaluation == Evaluation::kVoq) {
     for (int i = 0; i < ports_; ++i) Evaluate(s, i, out, vl);
-  } else {
+  } else if (!fresh) {
     Evaluate(s, in, out, vl);
   }
   if (!Congested(out, vl)) return;

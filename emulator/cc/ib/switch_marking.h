@@ -52,6 +52,14 @@ class SwitchMarking : public SwitchCc {
   // levels are of, and the switch's CCA.
   uint32_t obuf_cap_ = 0, vl_cap_ = 0, level_cap_ = 0;
   mgmt::CcState* cca_ = nullptr;
+  // The packet OnDequeue just evaluated its Port VL for, and when. A switch without output
+  // buffers sends the packet it read straight to the link, so OnTransmit of that packet at that
+  // instant, with no other hook call between, would evaluate the same counts again (Evaluate
+  // reaches a fixed point in one step): it skips the second evaluation, a third of the
+  // evaluations a packet-hop costs. The sum modes only; VoQ evaluates every input at transmit.
+  const Packet* evaluated_ = nullptr;
+  int evaluated_out_ = 0, evaluated_vl_ = 0;
+  SimTime evaluated_at_ = 0;
 };
 
 }  // namespace ibemu::cc::ib
