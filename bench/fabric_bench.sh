@@ -12,9 +12,9 @@
 # The speed-up is measured twice: with the scenario as it is (credits usable the instant an FC
 # packet arrives, so the lookahead between processes is one 10 ns cable), and with
 # fabric.fc_latency = 100ns, which lets each process run 110 ns ahead of its neighbour. A single
-# pair of runs on a shared 2-core host is noisy (1.56x and 1.90x within the hour for the same
-# binary), so the default model's pair is run PAIRS times (default 3), taking turns, and the
-# median of the pairs' speed-ups is what must-show 2 of issue 13 reads.
+# pair of runs on a shared 2-core host is noisy (this bench's 2 ms pair gave 1.56x, and a 1 ms
+# pair by hand 1.90x, within the hour for the same binary), so the default model's pair is run
+# PAIRS times (default 3), taking turns, and the median of the pairs' speed-ups is printed too.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DURATION=${1:-10ms}

@@ -23,8 +23,8 @@ enum EventKind : uint16_t {
 
 struct Event {
   SimTime time = 0;
-  // src before lp: on a little-endian machine the two read as one word, lp in its high half, so
-  // EventBefore compares them at once.
+  // src before lp: EventBefore compares (lp, src) as one word, which on a little-endian machine
+  // is one load of the two.
   LpId src = 0;
   LpId lp = 0;
   uint64_t seq = 0;

@@ -54,7 +54,7 @@ class SwitchMarking : public SwitchCc {
   mgmt::CcState* cca_ = nullptr;
   // The packet OnDequeue just evaluated its Port VL for, and when. A switch without output
   // buffers sends the packet it read straight to the link, so OnTransmit of that packet at that
-  // instant, with no other hook call between, would evaluate the same counts again (Evaluate
+  // instant, with no enqueue between, would evaluate the same counts again (Evaluate
   // reaches a fixed point in one step): it skips the second evaluation, a third of the
   // evaluations a packet-hop costs. The sum modes only; VoQ evaluates every input at transmit.
   const Packet* evaluated_ = nullptr;
