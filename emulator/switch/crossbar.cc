@@ -188,14 +188,14 @@ void Switch::Arbitrate(int out) {
   // between links of one speed, no credit-return delay) and nothing was posted to this switch
   // in between, one event does both, in the order two would have run: the release holds the
   // place its own event would have had, and nothing could come between it and the wake.
-  if (Requested(out) && release.time == end && !WakeCovered(out, end) &&
-      self_posts() == release.self_posts) {
+  bool wake = Requested(out);
+  if (wake && release.time == end && !WakeCovered(out, end) && self_posts() == release.self_posts) {
     ports_[out].wake_at = end;
     PostReserved(release.seq, id(), end, kInputReleaseAndWake, release.in, release.a,
                  release.blocks | uint64_t{static_cast<uint32_t>(out)} << 32);
   } else {
     PostRelease(release);
-    if (Requested(out)) WakeAt(out, end);
+    if (wake) WakeAt(out, end);
   }
   if (!q->q.empty()) HeadChanged(q);
 }
