@@ -6,7 +6,7 @@ namespace ibemu::mad {
 
 using U128 = unsigned __int128;
 
-uint64_t Get(const uint8_t* base, const Field& f) {
+uint64_t GetSpanning(const uint8_t* base, const Field& f) {
   // Gather the bytes the field spans (at most 9 for a 64-bit field at an odd bit) MSB first,
   // then drop the bits after the field and keep the field's width.
   U128 acc = 0;
@@ -18,7 +18,7 @@ uint64_t Get(const uint8_t* base, const Field& f) {
   return static_cast<uint64_t>(acc);
 }
 
-void Set(uint8_t* base, const Field& f, uint64_t value) {
+void SetSpanning(uint8_t* base, const Field& f, uint64_t value) {
   uint32_t first = f.byte, last = f.end();
   uint32_t trailing = (last - first) * 8 - f.bit - f.bits;
   U128 mask = f.bits < 64 ? (U128{1} << f.bits) - 1 : U128{~uint64_t{0}};

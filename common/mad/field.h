@@ -4,6 +4,7 @@
 // exactly one place (the tables in *_attributes.h).
 #pragma once
 #include <cstdint>
+#include <cstring>
 #include <span>
 #include <string>
 #include <string_view>
@@ -28,9 +29,76 @@ struct Field {
   constexpr uint32_t end() const { return byte + (bit + bits + 7u) / 8u; }
 };
 
-// Fields up to 64 bits wide, big-endian on the wire.
-uint64_t Get(const uint8_t* base, const Field& f);
-void Set(uint8_t* base, const Field& f, uint64_t value);
+// Any field up to 64 bits wide, bit by bit (Get and Set take these for the odd shapes).
+uint64_t GetSpanning(const uint8_t* base, const Field& f);
+void SetSpanning(uint8_t* base, const Field& f, uint64_t value);
+
+// Fields up to 64 bits wide, big-endian on the wire. Inline because every SMP an emulated node
+// answers reads and writes dozens of fields, nearly all whole bytes, 16, 32 or 64 bits at a byte
+// boundary, or within one byte: with the field a constant those are one load or store.
+inline uint64_t Get(const uint8_t* base, const Field& f) {
+  const uint8_t* p = base + f.byte;
+  if (f.bit == 0) {
+    switch (f.bits) {
+      case 8:
+        return p[0];
+      case 16: {
+        uint16_t v;
+        std::memcpy(&v, p, sizeof v);
+        return __builtin_bswap16(v);
+      }
+      case 32: {
+        uint32_t v;
+        std::memcpy(&v, p, sizeof v);
+        return __builtin_bswap32(v);
+      }
+      case 64: {
+        uint64_t v;
+        std::memcpy(&v, p, sizeof v);
+        return __builtin_bswap64(v);
+      }
+      default:
+        break;
+    }
+  }
+  if (f.bit + f.bits <= 8) return (p[0] >> (8 - f.bit - f.bits)) & ((1u << f.bits) - 1);
+  return GetSpanning(base, f);
+}
+
+inline void Set(uint8_t* base, const Field& f, uint64_t value) {
+  uint8_t* p = base + f.byte;
+  if (f.bit == 0) {
+    switch (f.bits) {
+      case 8:
+        p[0] = static_cast<uint8_t>(value);
+        return;
+      case 16: {
+        uint16_t v = __builtin_bswap16(static_cast<uint16_t>(value));
+        std::memcpy(p, &v, sizeof v);
+        return;
+      }
+      case 32: {
+        uint32_t v = __builtin_bswap32(static_cast<uint32_t>(value));
+        std::memcpy(p, &v, sizeof v);
+        return;
+      }
+      case 64: {
+        uint64_t v = __builtin_bswap64(value);
+        std::memcpy(p, &v, sizeof v);
+        return;
+      }
+      default:
+        break;
+    }
+  }
+  if (f.bit + f.bits <= 8) {
+    unsigned shift = 8u - f.bit - f.bits;
+    unsigned mask = ((1u << f.bits) - 1) << shift;
+    p[0] = static_cast<uint8_t>((p[0] & ~mask) | ((static_cast<unsigned>(value) << shift) & mask));
+    return;
+  }
+  SetSpanning(base, f, value);
+}
 // Wider fields are whole bytes (IBA aligns them): a view of the bytes.
 inline std::span<const uint8_t> Bytes(const uint8_t* base, const Field& f) {
   return {base + f.byte, static_cast<size_t>(f.bits / 8)};
