@@ -70,7 +70,7 @@ bool LocalChannel::Send(const std::string& id, const std::string& body) {
 
 void LocalChannel::Poll(
     const zmq::pollitem_t* ready,
-    const std::function<void(const std::string& id, const std::string& body)>& message,
+    const std::function<void(const std::string& id, std::string_view body)>& message,
     const std::function<void(const std::string& id)>& gone) {
   // In AddPollItems's order, which only this function changes; new clients are read at once.
   size_t i = 0;
@@ -102,7 +102,7 @@ void LocalChannel::Poll(
         break;
       }
       // The handler may send to this client or any other; the map is not changed under us.
-      message(id, std::string(buf_.data(), static_cast<size_t>(n)));
+      message(id, std::string_view(buf_.data(), static_cast<size_t>(n)));
     }
     if (!open || c.broken) closed.push_back(id);
   }

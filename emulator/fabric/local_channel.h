@@ -11,6 +11,7 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 #include <zmq.hpp>
 
@@ -32,7 +33,7 @@ class LocalChannel {
   // closed and reported to `gone` after its last message. `ready` is what a poll made of
   // AddPollItems's items returned (only those with events are looked at), or null for all.
   void Poll(const zmq::pollitem_t* ready,
-            const std::function<void(const std::string& id, const std::string& body)>& message,
+            const std::function<void(const std::string& id, std::string_view body)>& message,
             const std::function<void(const std::string& id)>& gone);
 
   static bool IsLocalId(const std::string& id) { return !id.empty() && id[0] == kIdMark; }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <string_view>
 
 #include "common/mad/smp_attributes.h"
 #include "emulator/hca/hca.h"
@@ -99,7 +100,7 @@ void UmadService::AddPollItems(std::vector<zmq::pollitem_t>* items) {
 void UmadService::Poll(bool zmq_ready, const zmq::pollitem_t* ready) {
   if (local_)
     local_->Poll(
-        ready, [this](const std::string& id, const std::string& body) { Handle(id, body); },
+        ready, [this](const std::string& id, std::string_view body) { Handle(id, body); },
         [this](const std::string& id) { Forget(id); });
   if (!zmq_ready) return;
   zmq_used_ = true;
@@ -112,7 +113,7 @@ void UmadService::Poll(bool zmq_ready, const zmq::pollitem_t* ready) {
       if (!sock_.recv(extra, zmq::recv_flags::dontwait)) break;
       body.move(extra);
     }
-    Handle(id.to_string(), body.to_string());
+    Handle(id.to_string(), body.to_string_view());
   }
 }
 
@@ -151,9 +152,10 @@ void UmadService::Forget(const std::string& routing_id) {
   }
 }
 
-void UmadService::Handle(const std::string& routing_id, const std::string& body) {
+void UmadService::Handle(const std::string& routing_id, std::string_view body) {
   umad::ToFabric req;
-  if (!req.ParseFromString(body)) return;  // not a message of ours; nothing to answer
+  if (!req.ParseFromArray(body.data(), static_cast<int>(body.size())))
+    return;  // not a message of ours; nothing to answer
   umad::FromFabric rep;
   rep.set_request(req.request());
   auto describe = [&](int n, umad::CaAttributes* ca) {
@@ -323,7 +325,10 @@ bool UmadService::Deliver(engine::LpId lp, int port, const engine::MadBytes& mad
                           const mgmt::MadAddress& from) {
   auto it = attached_.find({lp, port});
   if (it == attached_.end() || it->second.empty()) return false;
-  umad::FromFabric rep;
+  // One message for every answer, its fields overwritten: building and destroying a FromFabric
+  // with its Receive and Address for each cost more than the rest of this function.
+  if (!deliver_msg_) deliver_msg_ = std::make_unique<umad::FromFabric>();
+  umad::FromFabric& rep = *deliver_msg_;
   umad::Receive* r = rep.mutable_receive();
   r->set_mad(mad.data(), mad.size());
   umad::Address* a = r->mutable_addr();
@@ -333,10 +338,11 @@ bool UmadService::Deliver(engine::LpId lp, int port, const engine::MadBytes& mad
   a->set_sl(from.sl);
   // Every program on the port sees it; each library keeps what its agents asked for, as the
   // kernel does between the files open on one port.
-  std::vector<Client> to = it->second;  // Reply may forget clients that have gone
-  for (const Client& c : to) {
+  deliver_to_ = it->second;  // Reply may forget clients that have gone
+  for (const Client& c : deliver_to_) {
     r->set_handle(c.handle);
-    Reply(c.routing_id, rep.SerializeAsString());
+    rep.SerializeToString(&deliver_buf_);
+    Reply(c.routing_id, deliver_buf_);
   }
   ++mads_out_;
   return true;

@@ -9,6 +9,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 #include <zmq.hpp>
@@ -45,7 +46,7 @@ class UmadService : public mgmt::MadClient, public hca::VerbsClient {
   bool TakeZmqUsed() { return std::exchange(zmq_used_, false); }
   // One client message, as Poll hands it over (also the fuzz target's entry): bytes that are
   // not a ToFabric, or name what the client does not hold, are dropped without a reply.
-  void HandleMessage(const std::string& routing_id, const std::string& body) {
+  void HandleMessage(const std::string& routing_id, std::string_view body) {
     Handle(routing_id, body);
   }
   // Forgets the attachments (and IsSM bits) of clients whose connection is gone. ZeroMQ does
@@ -70,7 +71,7 @@ class UmadService : public mgmt::MadClient, public hca::VerbsClient {
     std::string routing_id;
     uint32_t handle = 0;
   };
-  void Handle(const std::string& routing_id, const std::string& body);
+  void Handle(const std::string& routing_id, std::string_view body);
   int FindNode(const std::string& name) const;
   // The node one of whose ports has `lid` (within its LMC range), or "LID n".
   std::string NodeOfLid(uint16_t lid) const;
@@ -102,6 +103,10 @@ class UmadService : public mgmt::MadClient, public hca::VerbsClient {
   uint32_t next_session_ = 1;
   uint64_t seq_ = 0;
   uint64_t mads_in_ = 0, mads_out_ = 0;
+  // Deliver's, kept for their capacity: every answer to a tool passes through them.
+  std::vector<Client> deliver_to_;
+  std::string deliver_buf_;
+  std::unique_ptr<umad::FromFabric> deliver_msg_;
   bool zmq_used_ = true;
 };
 

@@ -46,8 +46,8 @@ class LocalChannelTest : public ::testing::Test {
   void PollOnce() {
     channel_->Poll(
         nullptr,
-        [&](const std::string& id, const std::string& body) {
-          got_.push_back({id, body});
+        [&](const std::string& id, std::string_view body) {
+          got_.push_back({id, std::string(body)});
         },
         [&](const std::string& id) { gone_.push_back(id); });
   }
@@ -136,8 +136,8 @@ TEST_F(LocalChannelTest, APollReadsExactlyTheClientsThatHaveEventsAmongMany) {
   ASSERT_EQ(zmq::poll(items.data(), items.size(), std::chrono::milliseconds(1000)), 3);
   channel_->Poll(
       items.data(),
-      [&](const std::string& id, const std::string& body) {
-        got_.push_back({id, body});
+      [&](const std::string& id, std::string_view body) {
+        got_.push_back({id, std::string(body)});
       },
       [&](const std::string& id) { gone_.push_back(id); });
   std::vector<std::string> bodies;
