@@ -39,14 +39,13 @@ constexpr auto kSpinAfterMad = std::chrono::microseconds(200);
 constexpr auto kConcurrentFor = std::chrono::milliseconds(100);
 constexpr auto kShortestSleep = std::chrono::microseconds(20);
 // After a turn that took in one or two MADs (a tool with few in flight, as for kSpinAfterMad) the
-// engine may run this far (virtual time) past where it is, up to kMadLeadCap past the wall
+// engine may run this far (virtual time) past where it is, up to four times that past the wall
 // clock's target, so that the answers leave in the same turn instead of after the loop has waited
 // for the wall clock to reach their virtual time (an SMP's round trip across the 648-node fat
 // tree is about 7 us). ibnetdiscover, with two SMPs in flight, took 6-9 % less time (medians of
 // 15 runs, three times, 2026-11-28). For OpenSM, with four in flight, the lead made the sweep
 // about 7 % slower (8 alternating pairs) and used more of the fabric's CPU, so it has none.
 constexpr link::SimTime kMadLead = 20 * link::kPsPerUs;
-constexpr link::SimTime kMadLeadCap = 4 * kMadLead;
 std::atomic<bool> g_stop{false};
 
 void OnSignal(int) {
@@ -210,6 +209,9 @@ int Up(scenario::Scenario s, const UpOptions& o) {
   auto spin_until = Clock::now();
   auto concurrent_until = Clock::now();
   SimTime lead_to = 0;  // kMadLead: how far the engine may run past the wall clock's target
+  // kMadLead is wall time at pace 1; below pace 1 it shrinks with the pace, so that a slowed
+  // fabric (pace 0.001 for a verbs program) is never more than 80 us of wall time early.
+  const SimTime lead = static_cast<SimTime>(static_cast<double>(kMadLead) * std::min(o.pace, 1.0));
   auto slice_ms = std::chrono::milliseconds(std::max<int64_t>(1, o.slice / link::kPsPerMs));
   while (!g_stop) {
     // Sleep until the next event is due in wall time (at most a slice) or a request comes.
@@ -251,7 +253,7 @@ int Up(scenario::Scenario s, const UpOptions& o) {
       if (got > 2) concurrent_until = t + kConcurrentFor;
       if (got > 0 && t >= concurrent_until) {
         spin_until = t + kSpinAfterMad;
-        lead_to = part.now() + kMadLead;
+        lead_to = part.now() + lead;
       }
     }
     if (Clock::now() >= next_sweep) {
@@ -335,7 +337,7 @@ int Up(scenario::Scenario s, const UpOptions& o) {
     if (o.pace > 0) {
       double w = wall();
       target = static_cast<link::SimTime>(w * o.pace * 1e12);
-      target = std::max(target, std::min(lead_to, target + kMadLeadCap));
+      target = std::max(target, std::min(lead_to, target + 4 * lead));
     } else {
       target = part.now() + 10 * link::kPsPerMs;
     }
