@@ -3,6 +3,7 @@
 // decoding and printing all derive from this description, so an attribute's layout is written in
 // exactly one place (the tables in *_attributes.h).
 #pragma once
+#include <bit>
 #include <cstdint>
 #include <cstring>
 #include <span>
@@ -33,6 +34,32 @@ struct Field {
 uint64_t GetSpanning(const uint8_t* base, const Field& f);
 void SetSpanning(uint8_t* base, const Field& f, uint64_t value);
 
+// A big-endian unsigned integer of type T at p, read or written whole; the swap only where the
+// host is little-endian (std::byteswap is C++23).
+template <typename T>
+inline T ToFromBigEndian(T v) {
+  if constexpr (std::endian::native == std::endian::big || sizeof(T) == 1) {
+    return v;
+  } else if constexpr (sizeof(T) == 2) {
+    return __builtin_bswap16(v);
+  } else if constexpr (sizeof(T) == 4) {
+    return __builtin_bswap32(v);
+  } else {
+    return __builtin_bswap64(v);
+  }
+}
+template <typename T>
+inline uint64_t LoadBigEndian(const uint8_t* p) {
+  T v;
+  std::memcpy(&v, p, sizeof v);
+  return ToFromBigEndian(v);
+}
+template <typename T>
+inline void StoreBigEndian(uint8_t* p, uint64_t value) {
+  T v = ToFromBigEndian(static_cast<T>(value));
+  std::memcpy(p, &v, sizeof v);
+}
+
 // Fields up to 64 bits wide, big-endian on the wire. Inline because every SMP an emulated node
 // answers reads and writes dozens of fields, nearly all whole bytes, 16, 32 or 64 bits at a byte
 // boundary, or within one byte: with the field a constant those are one load or store.
@@ -42,21 +69,12 @@ inline uint64_t Get(const uint8_t* base, const Field& f) {
     switch (f.bits) {
       case 8:
         return p[0];
-      case 16: {
-        uint16_t v;
-        std::memcpy(&v, p, sizeof v);
-        return __builtin_bswap16(v);
-      }
-      case 32: {
-        uint32_t v;
-        std::memcpy(&v, p, sizeof v);
-        return __builtin_bswap32(v);
-      }
-      case 64: {
-        uint64_t v;
-        std::memcpy(&v, p, sizeof v);
-        return __builtin_bswap64(v);
-      }
+      case 16:
+        return LoadBigEndian<uint16_t>(p);
+      case 32:
+        return LoadBigEndian<uint32_t>(p);
+      case 64:
+        return LoadBigEndian<uint64_t>(p);
       default:
         break;
     }
@@ -72,21 +90,12 @@ inline void Set(uint8_t* base, const Field& f, uint64_t value) {
       case 8:
         p[0] = static_cast<uint8_t>(value);
         return;
-      case 16: {
-        uint16_t v = __builtin_bswap16(static_cast<uint16_t>(value));
-        std::memcpy(p, &v, sizeof v);
-        return;
-      }
-      case 32: {
-        uint32_t v = __builtin_bswap32(static_cast<uint32_t>(value));
-        std::memcpy(p, &v, sizeof v);
-        return;
-      }
-      case 64: {
-        uint64_t v = __builtin_bswap64(value);
-        std::memcpy(p, &v, sizeof v);
-        return;
-      }
+      case 16:
+        return StoreBigEndian<uint16_t>(p, value);
+      case 32:
+        return StoreBigEndian<uint32_t>(p, value);
+      case 64:
+        return StoreBigEndian<uint64_t>(p, value);
       default:
         break;
     }

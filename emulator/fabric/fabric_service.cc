@@ -208,7 +208,7 @@ int Up(scenario::Scenario s, const UpOptions& o) {
   auto next_sweep = Clock::now();
   auto spin_until = Clock::now();
   auto concurrent_until = Clock::now();
-  SimTime lead_to = 0;  // kMadLead: how far the engine may run past the wall clock's target
+  SimTime lead_to = 0;  // kMadLead: the virtual time up to which the engine may run ahead
   // kMadLead is wall time at pace 1; below pace 1 it shrinks with the pace, so that a slowed
   // fabric (pace 0.001 for a verbs program) is never more than 80 us of wall time early.
   const SimTime lead = static_cast<SimTime>(static_cast<double>(kMadLead) * std::min(o.pace, 1.0));

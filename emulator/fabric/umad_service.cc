@@ -40,7 +40,12 @@ uint32_t RateGbps(const mgmt::PortMgmt& pm) {
 UmadService::UmadService(zmq::context_t& ctx, const std::string& endpoint,
                          const std::string& direct_path, Fabric& f, const scenario::Scenario& s,
                          engine::Partition& part)
-    : sock_(ctx, zmq::socket_type::router), f_(f), s_(s), part_(part), endpoint_(endpoint) {
+    : sock_(ctx, zmq::socket_type::router),
+      f_(f),
+      s_(s),
+      part_(part),
+      endpoint_(endpoint),
+      deliver_msg_(std::make_unique<umad::FromFabric>()) {
   sock_.set(zmq::sockopt::linger, 0);
   // Sending to a client that went away fails at once (EHOSTUNREACH), so it can be forgotten.
   sock_.set(zmq::sockopt::router_mandatory, 1);
@@ -327,7 +332,6 @@ bool UmadService::Deliver(engine::LpId lp, int port, const engine::MadBytes& mad
   if (it == attached_.end() || it->second.empty()) return false;
   // One message for every answer, its fields overwritten: building and destroying a FromFabric
   // with its Receive and Address for each cost more than the rest of this function.
-  if (!deliver_msg_) deliver_msg_ = std::make_unique<umad::FromFabric>();
   umad::FromFabric& rep = *deliver_msg_;
   umad::Receive* r = rep.mutable_receive();
   r->set_mad(mad.data(), mad.size());

@@ -106,7 +106,7 @@ class UmadService : public mgmt::MadClient, public hca::VerbsClient {
   // Deliver's, kept for their capacity: every answer to a tool passes through them.
   std::vector<Client> deliver_to_;
   std::string deliver_buf_;
-  std::unique_ptr<umad::FromFabric> deliver_msg_;
+  std::unique_ptr<umad::FromFabric> deliver_msg_;  // made once, in the constructor
   bool zmq_used_ = true;
 };
 
