@@ -46,6 +46,9 @@ constexpr auto kShortestSleep = std::chrono::microseconds(20);
 // 15 runs, three times, 2026-11-28). For OpenSM, with four in flight, the lead made the sweep
 // about 7 % slower (8 alternating pairs) and used more of the fabric's CPU, so it has none.
 constexpr link::SimTime kMadLead = 20 * link::kPsPerUs;
+// The latest virtual time a paced fabric is asked to reach: 2^62 ps, about 53 days, far from
+// where adding a lead or a step to it could overflow.
+constexpr double kMaxPacedTime = 4611686018427387904.0;
 std::atomic<bool> g_stop{false};
 
 void OnSignal(int) {
@@ -336,7 +339,9 @@ int Up(scenario::Scenario s, const UpOptions& o) {
     link::SimTime target;
     if (o.pace > 0) {
       double w = wall();
-      target = static_cast<link::SimTime>(w * o.pace * 1e12);
+      // In double first: at a pace of 1e6 the picoseconds pass 2^63 after nine wall seconds,
+      // where the cast would be undefined. Capped there, the fabric stops advancing.
+      target = static_cast<link::SimTime>(std::min(w * o.pace * 1e12, kMaxPacedTime));
       target = std::max(target, std::min(lead_to, target + 4 * lead));
     } else {
       target = part.now() + 10 * link::kPsPerMs;
@@ -354,6 +359,7 @@ int Up(scenario::Scenario s, const UpOptions& o) {
       part.RunUntil(std::min(target, step));
     }
     umad->FlushCompletions();
+    umad->ForgetFailed();
     if (o.pace > 0) {
       double behind = wall() - static_cast<double>(part.now()) / 1e12 / o.pace;
       lag = behind > 2.0 * static_cast<double>(o.slice) / 1e12 ? behind : 0;

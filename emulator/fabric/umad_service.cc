@@ -143,6 +143,12 @@ bool UmadService::SendTo(const std::string& routing_id, const std::string& body)
   return true;
 }
 
+void UmadService::ForgetFailed() {
+  std::vector<std::string> gone;
+  gone.swap(failed_);
+  for (const std::string& id : gone) Forget(id);
+}
+
 void UmadService::Forget(const std::string& routing_id) {
   for (auto it = sessions_.begin(); it != sessions_.end();) {
     uint32_t id = it->first;
@@ -340,13 +346,17 @@ bool UmadService::Deliver(engine::LpId lp, int port, const engine::MadBytes& mad
   a->set_qpn(from.src_qp);
   a->set_qkey(from.qkey);
   a->set_sl(from.sl);
+  a->set_pkey_index(f_.devices[lp]->port_mgmt(port).PKeyIndex(from.pkey));
   // Every program on the port sees it; each library keeps what its agents asked for, as the
   // kernel does between the files open on one port.
-  deliver_to_ = it->second;  // Reply may forget clients that have gone
-  for (const Client& c : deliver_to_) {
+  // Called from inside the device's event: a client that has gone is not forgotten here, since
+  // closing its verbs sessions would destroy QPs of an HCA that may be mid-event. It is
+  // forgotten after the engine's step (ForgetFailed).
+  FlushCompletions();
+  for (const Client& c : it->second) {
     r->set_handle(c.handle);
     rep.SerializeToString(&deliver_buf_);
-    Reply(c.routing_id, deliver_buf_);
+    if (!SendTo(c.routing_id, deliver_buf_)) failed_.push_back(c.routing_id);
   }
   ++mads_out_;
   return true;

@@ -63,6 +63,9 @@ class UmadService : public mgmt::MadClient, public hca::VerbsClient {
   // Sends the completions held back since the last call: the service loop calls it after each
   // run of the engine, so a program gets one message per step instead of one per completion.
   void FlushCompletions();
+  // Forgets the clients that a send from inside the engine found gone (Deliver); the service
+  // loop calls it after each run of the engine, outside any device's event.
+  void ForgetFailed();
   uint64_t mads_in() const { return mads_in_; }
   uint64_t mads_out() const { return mads_out_; }
 
@@ -104,9 +107,10 @@ class UmadService : public mgmt::MadClient, public hca::VerbsClient {
   uint64_t seq_ = 0;
   uint64_t mads_in_ = 0, mads_out_ = 0;
   // Deliver's, kept for their capacity: every answer to a tool passes through them.
-  std::vector<Client> deliver_to_;
   std::string deliver_buf_;
-  std::unique_ptr<umad::FromFabric> deliver_msg_;  // made once, in the constructor
+  std::unique_ptr<umad::FromFabric> deliver_msg_;
+  std::vector<std::string>
+      failed_;  // routing ids a send found gone, for ForgetFailed  // made once, in the constructor
   bool zmq_used_ = true;
 };
 

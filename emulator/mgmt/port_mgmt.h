@@ -110,10 +110,21 @@ struct PortMgmt {
 
   // Whether a packet's P_Key is in the table: equal low 15 bits and at least one full member
   // (IBA 10.9.3).
+  static bool PKeyMatches(uint16_t entry, uint16_t pkey) {
+    return (entry & 0x7FFF) && (entry & 0x7FFF) == (pkey & 0x7FFF) && ((entry | pkey) & 0x8000);
+  }
   bool AcceptsPKey(uint16_t pkey) const {
     for (uint16_t k : pkeys)
-      if ((k & 0x7FFF) && (k & 0x7FFF) == (pkey & 0x7FFF) && ((k | pkey) & 0x8000)) return true;
+      if (PKeyMatches(k, pkey)) return true;
     return false;
+  }
+
+  // The index of the entry that accepts `pkey` (AcceptsPKey's rule), as a receive completion
+  // reports it; 0 when none does.
+  uint16_t PKeyIndex(uint16_t pkey) const {
+    for (size_t i = 0; i < pkeys.size(); ++i)
+      if (PKeyMatches(pkeys[i], pkey)) return static_cast<uint16_t>(i);
+    return 0;
   }
 
   // Whether `dlid` addresses this port: its base LID with the low LMC bits free (IBA 7.11.1).

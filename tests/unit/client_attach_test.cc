@@ -8,6 +8,7 @@
 #include <string>
 #include <zmq.hpp>
 
+#include "common/mad/mad_header.h"
 #include "common/mad/smp_attributes.h"
 #include "emulator/fabric/umad_service.h"
 #include "tests/fuzz/fuzz_fabric.h"
@@ -87,6 +88,42 @@ TEST_F(ClientAttach, TheNodesPortIsAttachedAndIsSmSetsItsCapabilityBit) {
   issm.mutable_issm()->set_is_sm(false);
   Send(issm);
   EXPECT_EQ(CapMask("H1", 1) & mad::port_info::kCapIsSm, 0u);
+}
+
+// A MAD that reaches a program carries, in its address, the index of the port's P_Key table
+// entry that accepted the packet's P_Key, as a receive completion does (umad's pkey_index).
+// Here a PerfMgt Get goes to the program's own port by LID, and the PMA's answer comes back to
+// the program with the request's P_Key.
+TEST_F(ClientAttach, AReceivedMadNamesTheIndexOfItsPKeyInThePortsTable) {
+  const int h1 = w_.s.topo.FindNode("H1");
+  mgmt::PortMgmt& pm = w_.f->devices[h1]->port_mgmt(1);
+  pm.lid = 5;
+  pm.pkeys = {0xFFFF, 0x0002, 0x8001};
+  ASSERT_TRUE(Attach("H1", 1, 4).ok());
+  for (uint32_t index : {2u, 0u}) {
+    umad::ToFabric m;
+    umad::Send* sd = m.mutable_send();
+    sd->set_handle(4);
+    std::string mad(engine::kMadBytes, '\0');
+    mad[0] = 1;                              // BaseVersion
+    mad[1] = 0x04;                           // PerfMgt
+    mad[2] = 1;                              // ClassVersion
+    mad[3] = 0x01;                           // Get
+    mad[15] = static_cast<char>(index + 1);  // TID
+    mad[17] = 0x01;                          // ClassPortInfo
+    sd->set_mad(mad);
+    sd->mutable_addr()->set_lid(5);
+    sd->mutable_addr()->set_qpn(1);
+    sd->mutable_addr()->set_qkey(mad::kQp1QKey);
+    sd->mutable_addr()->set_pkey_index(index);
+    Send(m);
+    w_.part->RunUntil(w_.part->now() + 100 * link::kPsPerUs);
+    umad::FromFabric r = Reply();
+    ASSERT_TRUE(r.has_receive());
+    EXPECT_EQ(static_cast<uint8_t>(r.receive().mad()[3]), 0x81);  // GetResp
+    EXPECT_EQ(r.receive().addr().pkey_index(), index);
+    EXPECT_EQ(r.receive().addr().lid(), 5u);
+  }
 }
 
 }  // namespace
