@@ -108,9 +108,8 @@ class UmadService : public mgmt::MadClient, public hca::VerbsClient {
   uint64_t mads_in_ = 0, mads_out_ = 0;
   // Deliver's, kept for their capacity: every answer to a tool passes through them.
   std::string deliver_buf_;
-  std::unique_ptr<umad::FromFabric> deliver_msg_;
-  std::vector<std::string>
-      failed_;  // routing ids a send found gone, for ForgetFailed  // made once, in the constructor
+  std::unique_ptr<umad::FromFabric> deliver_msg_;  // made once, in the constructor
+  std::vector<std::string> failed_;  // routing ids a send from inside the engine found gone
   bool zmq_used_ = true;
 };
 
