@@ -9,6 +9,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <type_traits>
 
 namespace ibemu::mad {
 
@@ -38,6 +39,10 @@ void SetSpanning(uint8_t* base, const Field& f, uint64_t value);
 // host is little-endian (std::byteswap is C++23).
 template <typename T>
 inline T ToFromBigEndian(T v) {
+  static_assert(std::is_unsigned_v<T> &&
+                (sizeof(T) == 1 || sizeof(T) == 2 || sizeof(T) == 4 || sizeof(T) == 8));
+  static_assert(std::endian::native == std::endian::little ||
+                std::endian::native == std::endian::big);
   if constexpr (std::endian::native == std::endian::big || sizeof(T) == 1) {
     return v;
   } else if constexpr (sizeof(T) == 2) {

@@ -46,8 +46,9 @@ constexpr auto kShortestSleep = std::chrono::microseconds(20);
 // 15 runs, three times, 2026-11-28). For OpenSM, with four in flight, the lead made the sweep
 // about 7 % slower (8 alternating pairs) and used more of the fabric's CPU, so it has none.
 constexpr link::SimTime kMadLead = 20 * link::kPsPerUs;
-// The latest virtual time a paced fabric is asked to reach: 2^62 ps, about 53 days, far from
-// where adding a lead or a step to it could overflow.
+// The latest virtual time a paced fabric is asked to reach: 2^62 ps, about 53 days of virtual
+// time (4.6 wall seconds at the highest pace, 1e6), far from where adding a lead or a step to it
+// could overflow.
 constexpr double kMaxPacedTime = 4611686018427387904.0;
 std::atomic<bool> g_stop{false};
 
@@ -225,7 +226,10 @@ int Up(scenario::Scenario s, const UpOptions& o) {
       sched_yield();  // looking, but a thread of the tool (OpenSM has several) goes first
     } else if (o.pace > 0) {
       SimTime next = part.NextEventTime();
-      double due = next == INT64_MAX ? 1e9 : static_cast<double>(next) / 1e12 / o.pace;
+      // Events past kMaxPacedTime never run: waiting for them is waiting for nothing.
+      double due = next == INT64_MAX || static_cast<double>(next) >= kMaxPacedTime
+                       ? 1e9
+                       : static_cast<double>(next) / 1e12 / o.pace;
       double us = (due - wall()) * 1e6;
       // A sleep ends some microseconds late (the timer slack), so the shortest waits are not
       // slept but looked through.

@@ -346,7 +346,9 @@ bool UmadService::Deliver(engine::LpId lp, int port, const engine::MadBytes& mad
   a->set_qpn(from.src_qp);
   a->set_qkey(from.qkey);
   a->set_sl(from.sl);
-  a->set_pkey_index(f_.devices[lp]->port_mgmt(port).PKeyIndex(from.pkey));
+  // An SMP's completion (QP0) names index 0, as mlx5 reports it; a GMP's the entry its P_Key
+  // matches.
+  a->set_pkey_index(from.dest_qp == 0 ? 0 : f_.devices[lp]->port_mgmt(port).PKeyIndex(from.pkey));
   // Every program on the port sees it; each library keeps what its agents asked for, as the
   // kernel does between the files open on one port.
   // Called from inside the device's event: a client that has gone is not forgotten here, since
@@ -356,7 +358,9 @@ bool UmadService::Deliver(engine::LpId lp, int port, const engine::MadBytes& mad
   for (const Client& c : it->second) {
     r->set_handle(c.handle);
     rep.SerializeToString(&deliver_buf_);
-    if (!SendTo(c.routing_id, deliver_buf_)) failed_.push_back(c.routing_id);
+    if (!SendTo(c.routing_id, deliver_buf_) &&
+        std::find(failed_.begin(), failed_.end(), c.routing_id) == failed_.end())
+      failed_.push_back(c.routing_id);
   }
   ++mads_out_;
   return true;

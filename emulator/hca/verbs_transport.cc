@@ -937,15 +937,12 @@ void Hca::Send(int p, Packet* pkt, int vl) {
 }
 
 bool Hca::PKeyAccepted(int p, const VerbsQp& q, uint16_t pkey) const {
-  // Keys match when their low 15 bits do and at least one is a full member (IBA 10.9.3). A
-  // connected QP takes its own key only; a datagram QP any key of the port's table.
-  auto matches = [pkey](uint16_t k) {
-    return (k & 0x7FFF) && (k & 0x7FFF) == (pkey & 0x7FFF) && ((k | pkey) & 0x8000);
-  };
-  const auto& table = port_mgmt_[p].pkeys;
+  // A connected QP takes its own key only; a datagram QP any key of the port's table.
+  const mgmt::PortMgmt& pm = port_mgmt_[p];
   if (q.type != IBV_QPT_UD)
-    return q.attr.pkey_index < table.size() && matches(table[q.attr.pkey_index]);
-  return std::any_of(table.begin(), table.end(), matches);
+    return q.attr.pkey_index < pm.pkeys.size() &&
+           mgmt::PortMgmt::PKeyMatches(pm.pkeys[q.attr.pkey_index], pkey);
+  return pm.AcceptsPKey(pkey);
 }
 
 void Hca::VerbsQueueResponse(int p, Packet* pkt, uint16_t dlid) {

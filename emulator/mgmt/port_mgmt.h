@@ -119,12 +119,17 @@ struct PortMgmt {
     return false;
   }
 
-  // The index of the entry that accepts `pkey` (AcceptsPKey's rule), as a receive completion
-  // reports it; 0 when none does.
+  // The index a receive completion names for a packet carrying `pkey` (the kernel's
+  // ib_find_cached_pkey): the first entry with the same low 15 bits that is a full member, else
+  // the last such limited one, else 0.
   uint16_t PKeyIndex(uint16_t pkey) const {
-    for (size_t i = 0; i < pkeys.size(); ++i)
-      if (PKeyMatches(pkeys[i], pkey)) return static_cast<uint16_t>(i);
-    return 0;
+    int limited = -1;
+    for (size_t i = 0; i < pkeys.size(); ++i) {
+      if ((pkeys[i] & 0x7FFF) != (pkey & 0x7FFF)) continue;
+      if (pkeys[i] & 0x8000) return static_cast<uint16_t>(i);
+      limited = static_cast<int>(i);
+    }
+    return limited < 0 ? 0 : static_cast<uint16_t>(limited);
   }
 
   // Whether `dlid` addresses this port: its base LID with the low LMC bits free (IBA 7.11.1).

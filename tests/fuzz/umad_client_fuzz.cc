@@ -68,6 +68,7 @@ struct World : fuzzing::FuzzFabric {
     if (advance) {
       part->RunUntil(part->now() + 20 * link::kPsPerUs);
       umad->FlushCompletions();  // as the service loop does after each step
+      umad->ForgetFailed();
     }
     for (auto& c : clients) Drain(*c);
   }

@@ -98,9 +98,11 @@ TEST_F(ClientAttach, AReceivedMadNamesTheIndexOfItsPKeyInThePortsTable) {
   const int h1 = w_.s.topo.FindNode("H1");
   mgmt::PortMgmt& pm = w_.f->devices[h1]->port_mgmt(1);
   pm.lid = 5;
-  pm.pkeys = {0xFFFF, 0x0002, 0x8001};
+  // 0x0001 is a limited member of 0x8001's partition, ahead of the full member: the full one
+  // is named, as the kernel's ib_find_cached_pkey does.
+  pm.pkeys = {0xFFFF, 0x0001, 0x0002, 0x8001};
   ASSERT_TRUE(Attach("H1", 1, 4).ok());
-  for (uint32_t index : {2u, 0u}) {
+  for (uint32_t index : {3u, 0u}) {
     umad::ToFabric m;
     umad::Send* sd = m.mutable_send();
     sd->set_handle(4);
