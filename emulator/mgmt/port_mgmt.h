@@ -108,11 +108,12 @@ struct PortMgmt {
   PortCounters counters;
   PortCounters baseline;  // subtracted when reported; set by a PMA clear
 
-  // Whether a packet's P_Key is in the table: equal low 15 bits and at least one full member
-  // (IBA 10.9.3).
+  // Whether a table entry accepts a packet's P_Key: equal low 15 bits (not zero) and at least
+  // one full member (IBA 10.9.3).
   static bool PKeyMatches(uint16_t entry, uint16_t pkey) {
     return (entry & 0x7FFF) && (entry & 0x7FFF) == (pkey & 0x7FFF) && ((entry | pkey) & 0x8000);
   }
+  // Whether any entry of the table does.
   bool AcceptsPKey(uint16_t pkey) const {
     for (uint16_t k : pkeys)
       if (PKeyMatches(k, pkey)) return true;

@@ -91,9 +91,9 @@ TEST_F(ClientAttach, TheNodesPortIsAttachedAndIsSmSetsItsCapabilityBit) {
 }
 
 // A MAD that reaches a program carries, in its address, the index of the port's P_Key table
-// entry that accepted the packet's P_Key, as a receive completion does (umad's pkey_index).
-// Here a PerfMgt Get goes to the program's own port by LID, and the PMA's answer comes back to
-// the program with the request's P_Key.
+// entry its P_Key names, as the kernel reports it in umad's pkey_index. Here a PerfMgt Get goes to
+// the program's own port by LID, and the PMA's answer comes back to the program with the request's
+// P_Key.
 TEST_F(ClientAttach, AReceivedMadNamesTheIndexOfItsPKeyInThePortsTable) {
   const int h1 = w_.s.topo.FindNode("H1");
   mgmt::PortMgmt& pm = w_.f->devices[h1]->port_mgmt(1);
@@ -106,14 +106,14 @@ TEST_F(ClientAttach, AReceivedMadNamesTheIndexOfItsPKeyInThePortsTable) {
     umad::ToFabric m;
     umad::Send* sd = m.mutable_send();
     sd->set_handle(4);
-    std::string mad(engine::kMadBytes, '\0');
-    mad[0] = 1;                              // BaseVersion
-    mad[1] = 0x04;                           // PerfMgt
-    mad[2] = 1;                              // ClassVersion
-    mad[3] = 0x01;                           // Get
-    mad[15] = static_cast<char>(index + 1);  // TID
-    mad[17] = 0x01;                          // ClassPortInfo
-    sd->set_mad(mad);
+    engine::MadBytes mad{};
+    mad::Set(mad.data(), mad::hdr::kBaseVersion, 1);
+    mad::Set(mad.data(), mad::hdr::kMgmtClass, mad::mgmt_class::kPerf);
+    mad::Set(mad.data(), mad::hdr::kClassVersion, 1);
+    mad::Set(mad.data(), mad::hdr::kMethod, mad::method::kGet);
+    mad::Set(mad.data(), mad::hdr::kTid, index + 1);
+    mad::Set(mad.data(), mad::hdr::kAttrId, mad::attr::kClassPortInfo);
+    sd->set_mad(mad.data(), mad.size());
     sd->mutable_addr()->set_lid(5);
     sd->mutable_addr()->set_qpn(1);
     sd->mutable_addr()->set_qkey(mad::kQp1QKey);
@@ -122,7 +122,7 @@ TEST_F(ClientAttach, AReceivedMadNamesTheIndexOfItsPKeyInThePortsTable) {
     w_.part->RunUntil(w_.part->now() + 100 * link::kPsPerUs);
     umad::FromFabric r = Reply();
     ASSERT_TRUE(r.has_receive());
-    EXPECT_EQ(static_cast<uint8_t>(r.receive().mad()[3]), 0x81);  // GetResp
+    EXPECT_EQ(static_cast<uint8_t>(r.receive().mad()[3]), mad::method::kGetResp);
     EXPECT_EQ(r.receive().addr().pkey_index(), index);
     EXPECT_EQ(r.receive().addr().lid(), 5u);
   }
