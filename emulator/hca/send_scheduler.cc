@@ -37,7 +37,9 @@ void Hca::Arbitrate(int p) {
   if (SendPendingFlowControl(p)) return;
   PortState& ps = pstate_[p];
   if (!ps.vl15.empty()) {
-    WakeAt(p, Transmit(p, ps.vl15.Pop(), policy::kVl15, 0, now()));
+    SimTime end = Transmit(p, ps.vl15.Pop(), policy::kVl15, 0, now());
+    // New work arbitrates itself, as below.
+    if (pt.fc_pending != 0 || HasWaiting(p)) WakeAt(p, end);
     return;
   }
   uint32_t eligible = 0;
@@ -87,14 +89,14 @@ void Hca::Arbitrate(int p) {
     if (retry != INT64_MAX) WakeAt(p, retry);
     return;
   }
-  int vl = ps.vlarb->Pick(eligible);
+  int vl = ps.vlarb->Choose(eligible);
   if (vl < 0) return;
   SimTime end;
   if (vl == control_vl) {
     Packet* pkt = ps.control.Pop();
     uint32_t bytes = pkt->wire_bytes();
     end = Transmit(p, pkt, vl, pkt->credit_class, now());
-    ps.vlarb->Sent(vl, bytes);
+    ps.vlarb->Charge(vl, bytes);
   } else {
     Ring& r = ps.rings[vl];
     size_t n = r.qps.size();
@@ -160,7 +162,7 @@ void Hca::SendData(int p, int vl, uint32_t qi) {
   uint32_t bytes = pkt->wire_bytes();
   if (cc_hooks_) cc_hooks_->OnSent(*this, qi, *pkt);
   Transmit(p, pkt, vl, cls, now());
-  pstate_[p].vlarb->Sent(vl, bytes);
+  pstate_[p].vlarb->Charge(vl, bytes);
   dma_free_at_ = std::max(dma_free_at_, now()) + cfg_.host_tx.Time(payload);
   stats::FlowStats& fs = flows_->flows[src.cfg.flow];
   fs.tx_payload.Add(now(), payload);

@@ -712,7 +712,7 @@ void Hca::VerbsSendData(int p, int vl, uint32_t qi) {
   if (cc_hooks_) cc_hooks_->OnSent(*this, qi, *pkt);
   CountVerbsSent(qi, q, *pkt);
   Send(p, pkt, vl);
-  pstate_[p].vlarb->Sent(vl, bytes);
+  pstate_[p].vlarb->Charge(vl, bytes);
   dma_free_at_ = std::max(dma_free_at_, now()) + cfg_.host_tx.Time(seg);
   if (w.sent < w.length) return;
   // The whole message is on the wire.
@@ -763,7 +763,7 @@ void Hca::VerbsUdSend(int p, int vl, uint32_t qi) {
   uint32_t bytes = pkt->wire_bytes();
   if (cc_hooks_) cc_hooks_->OnSent(*this, qi, *pkt);
   Send(p, pkt, vl);
-  pstate_[p].vlarb->Sent(vl, bytes);
+  pstate_[p].vlarb->Charge(vl, bytes);
   dma_free_at_ = std::max(dma_free_at_, now()) + cfg_.host_tx.Time(w.length);
   CompleteSend(q, w, IBV_WC_SUCCESS);  // UD: done once sent
   next();

@@ -29,16 +29,19 @@ struct LinkEnd {
   SimTime fc_latency = 0;
 };
 
-// Ordered so that a packet's transmit and its receive each touch one cache line of counters
-// (for the low SLs): the packet and byte counts beside their per-SL array, the receive side with
-// its occupancy bins; what changes rarely after them.
+// Ordered so that each end of a link touches one cache line of counters a packet-hop (for the
+// low SLs): the transmitter's packet, byte and per-SL counts with the FC packets it receives,
+// and the receiver's with the FC packets it sends and its occupancy bins; what changes rarely
+// after them. The FC counts had lines of their own, two cache misses a packet-hop.
 struct alignas(64) PortStats {
   uint64_t tx_packets = 0, tx_bytes = 0;
-  std::array<uint64_t, 16> xmit_data_sl{};          // octets per SL, LRH through VCRC
+  uint64_t rx_fc_packets = 0;
+  std::array<uint64_t, 16> xmit_data_sl{};  // octets per SL, LRH through VCRC
+  alignas(64) uint64_t rx_packets = 0;
+  uint64_t rx_bytes = 0;
+  uint64_t tx_fc_packets = 0;
   std::vector<stats::BinnedIntegral> rx_occupancy;  // blocks, per VL
-  uint64_t rx_packets = 0, rx_bytes = 0;
   std::array<uint64_t, 16> rcv_data_sl{};
-  uint64_t tx_fc_packets = 0, rx_fc_packets = 0;
   uint64_t credit_violations = 0;  // packets that arrived with no room: a peer bug, never expected
   uint64_t dropped_no_route = 0;
   uint64_t link_downed = 0;  // times the link left LinkUp or retrained (PMA LinkDownedCounter)
@@ -59,25 +62,27 @@ struct XmitWaitRun {
 // vectors) ahead of the counters.
 struct alignas(64) Port {
   int number = 0;
-  LinkEnd link;
   // The port's state as PortInfo shows it (IBA 7.2, 14.2.5.6). PortState: 1 Down, 2 Init,
-  // 3 Armed, 4 Active. PortPhysicalState: 2 Polling, 3 Disabled, 5 LinkUp.
+  // 3 Armed, 4 Active. PortPhysicalState: 2 Polling, 3 Disabled, 5 LinkUp. Beside `link`, so
+  // that link_up (every arbitration asks it) reads one cache line.
   uint8_t port_state = 1;
   uint8_t phys_state = 2;
+  LinkEnd link;
   int data_vls = 1;
   int classes = 1;  // credit classes per VL (1 for standard IB)
   SimTime tx_free_at = 0;
   SimTime wake_at = -1;
-  uint32_t fc_pending = 0;    // receive slots with an FC packet waiting for the link
-  SimTime fc_not_before = 0;  // after a retrain: the peer is not up to take FC packets before
+  uint32_t fc_pending = 0;  // receive slots with an FC packet waiting for the link
   // Bit v: VL v has a packet that only the peer's credits hold back (the credit-stall state the
   // arbiters report; PortXmitWait and the credit-stalled statistic follow it).
   uint32_t credit_stalled_vls = 0;
+  SimTime fc_not_before = 0;    // after a retrain: the peer is not up to take FC packets before
   SimTime data_busy_until = 0;  // the last data packet's tail leaves
-  XmitWaitRun xmit_wait_run;    // PortXmitWait accounting (Device::XmitWait)
-  std::vector<TxCredits> tx;    // [vl * classes + class]
+  // The three vectors' data pointers share one cache line.
+  std::vector<TxCredits> tx;  // [vl * classes + class]
   std::vector<RxCredits> rx;
   std::vector<uint32_t> vl_used;  // receive buffer blocks in use per VL, all credit classes
+  XmitWaitRun xmit_wait_run;      // PortXmitWait accounting (Device::XmitWait)
   PortStats stats;
 
   int Slot(int vl, int cls) const { return vl * classes + cls; }

@@ -169,6 +169,7 @@ uint16_t PortInfoSet(ManagedDevice& d, int p, const uint8_t* data) {
     pm.overrun_errors = static_cast<uint8_t>(Get(data, kOverrunErrors));
     uint8_t ldd = static_cast<uint8_t>(Get(data, kLinkDownDefaultState));
     if (ldd != 0) pm.link_down_default = ldd;
+    d.PortInfoChanged(p);
     d.VlArbChanged(p);
   }
   // Writing 0 to a violation counter resets it (IBA 14.2.5.6).

@@ -32,11 +32,28 @@ class VlArbiter {
  public:
   virtual ~VlArbiter() = default;
   // Picks one VL from `eligible` (bit v set: VL v has a packet that may be sent now), or -1.
-  // VL15 is not arbitrated: it goes before any data VL (IBA 7.6.9). Until the management plane
-  // (issue 3) sends SMPs, devices drop VL15 packets and never offer VL15 here.
+  // VL15 is not arbitrated: it goes before any data VL (IBA 7.6.9).
   virtual int Pick(uint32_t eligible) = 0;
   // Told after every packet so weights are charged in the units the spec uses.
   virtual void Sent(int vl, uint32_t bytes) = 0;
+
+  // What devices call: Pick and Sent, skipped for an arbiter that can only ever pick one VL (a
+  // fabric with one data VL). Its Pick then answers that VL whenever it is eligible, whatever
+  // state the calls would have left, and reading that state was two cache misses a packet-hop.
+  int Choose(uint32_t eligible) {
+    if (only_vl_ < 0) return Pick(eligible);
+    return eligible >> only_vl_ & 1 ? only_vl_ : -1;
+  }
+  void Charge(int vl, uint32_t bytes) {
+    if (only_vl_ < 0) Sent(vl, bytes);
+  }
+
+ protected:
+  // For an implementation whose Pick can return no VL but `vl` (-1: it can return several).
+  void set_only_vl(int vl) { only_vl_ = vl; }
+
+ private:
+  int only_vl_ = -1;
 };
 
 using VlArbiterRegistry = Registry<VlArbiter, const VlArbConfig&>;

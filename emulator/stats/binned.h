@@ -117,8 +117,10 @@ using BinnedMax = Binned<MaxOf>;
 //
 // What falls into the bin of the last advance is summed in the object (acc_) and added to the
 // bin's slot only when time leaves that bin: every packet's arrival and release advances an
-// integral, and the slot's memory is a cache miss apart from the object's.
-class BinnedIntegral {
+// integral, and the slot's memory is a cache miss apart from the object's. Aligned, so that the
+// fields an advance reads (the first 48 bytes) are one cache line, not two for most of a vector's
+// elements of 88 bytes.
+class alignas(64) BinnedIntegral {
  public:
   void Init(SimTime bin, int bins) {
     bin_ = bin;

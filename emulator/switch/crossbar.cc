@@ -120,7 +120,10 @@ bool Switch::LinkTaken(int out) {
   if (SendPendingFlowControl(out)) return true;
   if (!vl15_[out].empty()) {
     // VL15 needs no credits and goes before every data VL (IBA 7.6.9).
-    WakeAt(out, Transmit(out, vl15_[out].Pop(), policy::kVl15, 0, now()));
+    SimTime end = Transmit(out, vl15_[out].Pop(), policy::kVl15, 0, now());
+    // As after an FC packet: what comes for the port before `end` finds the link busy and asks
+    // for this wake itself. On a fabric that carries only SMPs this was one idle wake-up per hop.
+    if (pt.fc_pending != 0 || HasWaiting(out)) WakeAt(out, end);
     return true;
   }
   return false;
@@ -170,7 +173,7 @@ void Switch::Arbitrate(int out) {
     SetStalled(out, vl, !(eligible >> vl & 1) && credit_blocked);
   }
   if (!eligible) return;
-  int vl = o.vlarb->Pick(eligible);
+  int vl = o.vlarb->Choose(eligible);
   if (vl < 0) return;
   const uint64_t* can = &servable_mask_[static_cast<size_t>(vl) * words];
   auto servable = [&](int i) { return (can[i / 64] >> (i % 64) & 1) != 0; };

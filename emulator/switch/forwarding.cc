@@ -39,7 +39,7 @@ void Switch::OnPacket(int in, Packet* pkt) {
   }
   // Partition enforcement, when the SM turned it on for the port (IBA 10.9.3): a data packet
   // whose P_Key the port's table refuses is discarded and counted, coming in or going out.
-  if (port_mgmt_[in].partition_enforcement_inbound &&
+  if (pkey_enforced_ && port_mgmt_[in].partition_enforcement_inbound &&
       !port_mgmt_[in].AcceptsPKey(pkt->bth().pkey())) {
     ++port_mgmt_[in].counters.rcv_constraint_errors;
     Drop(in, pkt);
@@ -59,7 +59,7 @@ void Switch::OnPacket(int in, Packet* pkt) {
     Drop(in, pkt);
     return;
   }
-  if (port_mgmt_[out].partition_enforcement_outbound &&
+  if (pkey_enforced_ && port_mgmt_[out].partition_enforcement_outbound &&
       !port_mgmt_[out].AcceptsPKey(pkt->bth().pkey())) {
     ++port_mgmt_[out].counters.xmit_constraint_errors;
     Drop(in, pkt);
@@ -80,6 +80,12 @@ void Switch::OnPacket(int in, Packet* pkt) {
   SimTime no_underrun =
       pkt->tail_arrival - ports_[out].link.rate.SerializationTime(pkt->wire_bytes());
   Enqueue(in, in_vl, out, out_vl, std::max(routed, no_underrun), pkt);
+}
+
+void Switch::PortInfoChanged(int) {
+  pkey_enforced_ = false;
+  for (const mgmt::PortMgmt& pm : port_mgmt_)
+    pkey_enforced_ |= pm.partition_enforcement_inbound || pm.partition_enforcement_outbound;
 }
 
 void Switch::SetLftEntry(uint32_t lid, uint8_t port) {

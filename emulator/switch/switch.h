@@ -51,6 +51,7 @@ class Switch : public mgmt::ManagedNode, private cc::SwitchView {
   int Sl2VlEntry(int in, int out, int sl) const override { return Sl2Vl(in, out, sl); }
   void SetSl2VlEntry(int in, int out, int sl, int vl) override { SetSl2Vl(in, out, sl, vl); }
   void VlArbChanged(int port) override;
+  void PortInfoChanged(int port) override;
 
   // The congestion-control mechanism's instance for this switch (null: none), before Start: it
   // may give each input VL more queues (H5).
@@ -428,6 +429,9 @@ class Switch : public mgmt::ManagedNode, private cc::SwitchView {
   // From Start: no output buffer, and at most one queue of an input requests a given output at
   // any time, so a head may register before its ready time (HeadChanged).
   bool early_register_ = false;
+  // Some port enforces partitions (PortInfo:PartitionEnforcementInbound or Outbound): only then
+  // does forwarding read the ports' PortMgmt, two cache misses a packet otherwise.
+  bool pkey_enforced_ = false;
   mutable std::vector<int> pick_queues_;  // scratch for PickedQueue, kept to avoid allocation
   mutable std::vector<Queue*> pick_ptrs_;
   // Scratch for Arbitrate: per data VL, the inputs whose request can go now and their queues.

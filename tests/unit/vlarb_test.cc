@@ -182,6 +182,38 @@ TEST(IbVlArbiter, EmptyTablesDefaultToEqualWeightsOverTheDataVls) {
   EXPECT_EQ(a->Pick(Bits({3})), -1);
 }
 
+// Devices call Choose and Charge, which skip Pick and Sent when the tables name one VL with
+// weight. Over random eligibility they must answer as Pick and Sent do, for tables that name one
+// VL (also with weightless entries for others, in one or both tables) and for tables that only
+// seem to (a second VL with weight in the other table).
+TEST(IbVlArbiter, ChooseAnswersAsPickForOneVlAndForSeveral) {
+  std::vector<VlArbConfig> configs(5);
+  configs[0].data_vls = 1;                    // the default table: VL 0 alone
+  configs[1].low = {{2, 0}, {1, 4}, {3, 0}};  // VL 1, among weightless entries
+  configs[2].high = {{1, 2}};                 // VL 1 in both tables
+  configs[2].low = {{1, 1}, {0, 0}};
+  configs[3].high = {{1, 2}};  // VL 1 high, VL 0 low: two VLs
+  configs[3].low = {{0, 3}};
+  configs[4].low = {{0, 0}};  // no VL with weight: never a pick
+  std::mt19937 rng(7);
+  for (size_t k = 0; k < configs.size(); ++k) {
+    auto fast = Make("vlarb.ib", configs[k]), ref = Make("vlarb.ib", configs[k]);
+    int picked = 0;
+    for (int i = 0; i < 2000; ++i) {
+      uint32_t eligible = rng() & 0xF;
+      uint32_t bytes = 64 + rng() % 4096;
+      int a = fast->Choose(eligible), b = ref->Pick(eligible);
+      ASSERT_EQ(a, b) << "config " << k << " step " << i << " eligible " << eligible;
+      if (a >= 0) {
+        fast->Charge(a, bytes);
+        ref->Sent(b, bytes);
+        ++picked;
+      }
+    }
+    EXPECT_EQ(picked > 0, k != 4) << "config " << k;
+  }
+}
+
 TEST(RoundRobinVlArbiter, AlternatesExactlyBetweenEligibleVls) {
   auto a = Make("vlarb.roundrobin", VlArbConfig{});
   EXPECT_EQ(RunAll(*a, 6, 2048, Bits({0, 1})), (std::vector<int>{0, 1, 0, 1, 0, 1}));

@@ -12,6 +12,16 @@ class IbVlArbiter : public VlArbiter {
     limit_ = c.limit_of_high_priority;
     if (high_.entries.empty() && low_.entries.empty())
       for (int v = 0; v < c.data_vls; ++v) low_.entries.push_back({static_cast<uint8_t>(v), 64});
+    // Either table's Pick returns the VL of an entry with weight, and finds one within a round
+    // whenever that VL is eligible: with all such entries naming one VL, that VL is the answer.
+    int only = -1;
+    for (const Table* t : {&high_, &low_})
+      for (const VlArbEntry& e : t->entries) {
+        if (e.weight == 0) continue;
+        if (only >= 0 && e.vl != only) return;
+        only = e.vl;
+      }
+    set_only_vl(only);
   }
 
   int Pick(uint32_t eligible) override {
