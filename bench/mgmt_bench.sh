@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Management plane, side by side with ibsim (Debian ibsim-utils) on the same ibnetdiscover-format
 # file (default: the 648-node fat tree): wall time from starting the simulator to a complete
-# ibnetdiscover, ibnetdiscover alone on a running fabric, and from starting OpenSM to SUBNET UP.
+# ibnetdiscover, ibnetdiscover alone on a running fabric, and from starting OpenSM to SUBNET UP;
+# and the CPU time the simulator and OpenSM each use while OpenSM brings a running fabric up.
 #   bench/mgmt_bench.sh [TOPOLOGY_FILE]
 # Needs a build (scripts/build.sh) and the packages of scripts/install-deps.sh.
 set -euo pipefail
@@ -34,20 +35,27 @@ wait_for() {
 }
 wait_up() { wait_for 120 "SUBNET UP in $1" grep -q "SUBNET UP" "$1"; }
 HOST=$(awk '/^Ca/ {gsub(/"/, "", $3); print $3; exit}' "$TOPO")
+# CPU seconds (user + system, all threads) a process has used so far: on two cores the
+# simulator's CPU during OpenSM's sweep is CPU that OpenSM's threads do not get
+# (docs/performance.md, "The short MAD path").
+TCK=$(getconf CLK_TCK)
+cpu_of() { awk -v t="$TCK" '{printf "%.3f\n", ($14 + $15) / t}' "/proc/$1/stat"; }
 ROUNDS=${ROUNDS:-3}
 DISC=${DISC:-5}
 echo "topology: $TOPO ($(grep -c '^Switch' "$TOPO") switches, $(grep -c '^Ca' "$TOPO") CAs); tools on $HOST"
 echo "$ROUNDS rounds, ibnetdiscover $DISC times a round; medians"
 median() { printf '%s\n' "$@" | sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
 E_FIRST=() E_DISC=() E_EXEC=() E_SM=() E_START_SM=() S_FIRST=() S_DISC=() S_SM=() S_START_SM=()
+E_SIM_CPU=() E_OSM_CPU=() S_SIM_CPU=() S_OSM_CPU=()
 
 # --- ibemu: the fabric with its data plane, ports waiting for an SM ---
 export IBEMU_RUN_DIR=$WORK/ibemu
 mkdir -p "$IBEMU_RUN_DIR"
 ibemu_round() {
-  local t0 i
+  local t0 i fabric c0
   t0=$(now)
   "$B" up "$TOPO" --sm external -q -o "$IBEMU_RUN_DIR/res" > "$IBEMU_RUN_DIR/up.log" 2>&1 &
+  fabric=$!
   wait_for 120 "ibnetdiscover on the fabric" \
     sh -c '"$0" exec --port "$1:1" -- ibnetdiscover > "$2"' "$B" "$HOST" "$IBEMU_RUN_DIR/disc"
   E_FIRST+=("$(since "$t0")")
@@ -61,10 +69,13 @@ ibemu_round() {
   done
   osm_conf "$IBEMU_RUN_DIR"
   rm -f "$IBEMU_RUN_DIR/osm.log"
+  c0=$(cpu_of "$fabric")
   t0=$(now)
   OSM_CACHE_DIR=$IBEMU_RUN_DIR "$B" exec --port "$HOST:1" -- opensm -F "$IBEMU_RUN_DIR/osm.conf" \
     -f "$IBEMU_RUN_DIR/osm.log" > /dev/null 2>&1 &
   wait_up "$IBEMU_RUN_DIR/osm.log"; E_SM+=("$(since "$t0")")
+  E_SIM_CPU+=("$(echo "$(cpu_of "$fabric") - $c0" | bc)")
+  E_OSM_CPU+=("$(cpu_of "$(pgrep -f "^opensm -F $IBEMU_RUN_DIR/osm.conf")")")
   e_ports=$(grep -c '^\[' "$IBEMU_RUN_DIR/disc")
   pkill -f "opensm -F $IBEMU_RUN_DIR" || true
   "$B" down --timeout 60 > /dev/null
@@ -88,10 +99,11 @@ sleep 100000 > "$S/ctl" 2> /dev/null &  # keeps ibsim's console open
 SLEEPER=$!
 SO=$(ls /usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so)
 ibsim_round() {
-  local t0 i
+  local t0 i sim c0
   cd "$S"
   t0=$(now)
   ibsim -s "$TOPO" < ctl > ibsim.log 2>&1 &
+  sim=$!
   wait_for 120 "ibnetdiscover on ibsim" \
     sh -c 'SIM_HOST=$0 LD_PRELOAD=$1 ibnetdiscover > disc' "$HOST" "$SO"
   S_FIRST+=("$(since "$t0")")
@@ -100,9 +112,12 @@ ibsim_round() {
   done
   osm_conf "$S"
   rm -f "$S/osm.log"
+  c0=$(cpu_of "$sim")
   t0=$(now)
   SIM_HOST=$HOST OSM_CACHE_DIR=$S LD_PRELOAD=$SO opensm -F "$S/osm.conf" -f "$S/osm.log" > /dev/null 2>&1 &
   wait_up "$S/osm.log"; S_SM+=("$(since "$t0")")
+  S_SIM_CPU+=("$(echo "$(cpu_of "$sim") - $c0" | bc)")
+  S_OSM_CPU+=("$(cpu_of "$(pgrep -f "^opensm -F $S/osm.conf")")")
   s_ports=$(grep -c '^\[' disc)
   pkill -f "opensm -F $S" || true
   pkill -f "ibsim -s $TOPO" || true
@@ -136,4 +151,7 @@ row "ibnetdiscover on a running fabric" E_DISC S_DISC
 row "  the same through ibemu exec" E_EXEC S_DISC
 row "opensm start to SUBNET UP" E_SM S_SM
 row "start to SUBNET UP (opensm when it answers)" E_START_SM S_START_SM
+printf '%-44s %10s %10s %8s\n' "CPU seconds, opensm on a fabric up (median)" ibemu ibsim ratio
+row "  the simulator's, opensm start to SUBNET UP" E_SIM_CPU S_SIM_CPU
+row "  opensm's own, its start to SUBNET UP" E_OSM_CPU S_OSM_CPU
 printf '%-44s %10s %10s\n' "port lines discovered" "$e_ports" "$s_ports"
