@@ -8,6 +8,7 @@
 #include "common/link/link_rate.h"
 #include "emulator/engine/event.h"
 #include "emulator/link/credits.h"
+#include "emulator/link/slot_array.h"
 #include "emulator/stats/binned.h"
 
 namespace ibemu::link {
@@ -78,11 +79,12 @@ struct alignas(64) Port {
   uint32_t credit_stalled_vls = 0;
   SimTime fc_not_before = 0;    // after a retrain: the peer is not up to take FC packets before
   SimTime data_busy_until = 0;  // the last data packet's tail leaves
-  // The three vectors' data pointers share one cache line.
-  std::vector<TxCredits> tx;  // [vl * classes + class]
-  std::vector<RxCredits> rx;
-  std::vector<uint32_t> vl_used;  // receive buffer blocks in use per VL, all credit classes
-  XmitWaitRun xmit_wait_run;      // PortXmitWait accounting (Device::XmitWait)
+  // The transmitter's line: the peer's credits as this side knows them, and PortXmitWait.
+  alignas(64) SlotArray<TxCredits> tx;  // [vl * classes + class]
+  XmitWaitRun xmit_wait_run;            // PortXmitWait accounting (Device::XmitWait)
+  // The receiver's line: its buffer accounting.
+  alignas(64) SlotArray<RxCredits> rx;
+  SlotArray<uint32_t> vl_used;  // receive buffer blocks in use per VL, all credit classes
   PortStats stats;
 
   int Slot(int vl, int cls) const { return vl * classes + cls; }

@@ -41,11 +41,16 @@ class VlArbiter {
   // fabric with one data VL). Its Pick then answers that VL whenever it is eligible, whatever
   // state the calls would have left, and reading that state was two cache misses a packet-hop.
   int Choose(uint32_t eligible) {
-    if (only_vl_ < 0) return Pick(eligible);
-    return eligible >> only_vl_ & 1 ? only_vl_ : -1;
+    return only_vl_ < 0 ? Pick(eligible) : Fixed(only_vl_, eligible);
   }
   void Charge(int vl, uint32_t bytes) {
     if (only_vl_ < 0) Sent(vl, bytes);
+  }
+  // That one VL (-1: Pick may return several), for a device that keeps it beside the state it
+  // reads anyway and then calls Fixed, not touching the arbiter at all.
+  int only_vl() const { return only_vl_; }
+  static int Fixed(int only_vl, uint32_t eligible) {
+    return eligible >> only_vl & 1 ? only_vl : -1;
   }
 
  protected:

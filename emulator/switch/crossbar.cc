@@ -32,8 +32,11 @@ Switch::Queue* Switch::ServableAmong(int out, int vl, int in) const {
 // Packets reach an input VL one after another on its link, so the earliest tail is the oldest.
 const Packet* Switch::OldestAt(int in, int vl) const {
   const Packet* oldest = nullptr;
-  for (const Queue& q : inputs_[in].vl[vl])
-    if (q.q.head && (!oldest || q.q.head->tail_arrival < oldest->tail_arrival)) oldest = q.q.head;
+  const Queue* qs = QueuesOf(in, vl);
+  for (int k = 0; k < queues_per_vl_; ++k) {
+    const Packet* h = qs[k].q.head;
+    if (h && (!oldest || h->tail_arrival < oldest->tail_arrival)) oldest = h;
+  }
   return oldest;
 }
 
@@ -173,7 +176,7 @@ void Switch::Arbitrate(int out) {
     SetStalled(out, vl, !(eligible >> vl & 1) && credit_blocked);
   }
   if (!eligible) return;
-  int vl = o.vlarb->Choose(eligible);
+  int vl = ChooseVl(o, eligible);
   if (vl < 0) return;
   const uint64_t* can = &servable_mask_[static_cast<size_t>(vl) * words];
   auto servable = [&](int i) { return (can[i / 64] >> (i % 64) & 1) != 0; };
@@ -205,8 +208,9 @@ void Switch::Arbitrate(int out) {
 
 void Switch::VlArbChanged(int port) {
   if (port < 1 || port > num_ports()) return;
-  outputs_[port].vlarb = policy::VlArbiterRegistry::Get().Make(
-      cfg_.vlarb, mgmt::VlArbConfigOf(port_mgmt_[port], cfg_.vlarb_config, cfg_.data_vls));
+  SetVlArbiter(port, policy::VlArbiterRegistry::Get().Make(
+                         cfg_.vlarb,
+                         mgmt::VlArbConfigOf(port_mgmt_[port], cfg_.vlarb_config, cfg_.data_vls)));
 }
 
 }  // namespace ibemu::sw

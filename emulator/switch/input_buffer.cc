@@ -19,7 +19,7 @@ void Switch::Enqueue(int in, int in_vl, int out, int out_vl, SimTime ready_at, P
   int qi = ctx_->queuing->Queue(*pkt, out, dest < 0 ? 0 : dest);
   if (cc_hooks_) qi = cc_hooks_->Queue(*this, in, in_vl, out, out_vl, *pkt, qi);
   pkt->queue = static_cast<uint16_t>(qi);
-  Queue& q = inputs_[in].vl[in_vl][qi];
+  Queue& q = QueueAt(in, in_vl, qi);
   bool was_empty = q.q.empty();
   q.q.Push(pkt);
   CountQueued(in, *pkt, true);
@@ -93,7 +93,7 @@ void Switch::HeadChanged(Queue* q) {
     // Post-processing: the head changes queue, not place in the buffer.
     Packet* pkt = q->q.Pop();
     pkt->queue = static_cast<uint16_t>(to);
-    Queue& dst = inputs_[q->in].vl[q->vl][static_cast<size_t>(to)];
+    Queue& dst = QueueAt(q->in, q->vl, to);
     bool was_empty = dst.q.empty();
     dst.q.Push(pkt);
     if (was_empty) HeadChanged(&dst);

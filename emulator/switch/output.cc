@@ -11,7 +11,7 @@ SimTime Switch::SendToOutput(int out, int in, int vl, Packet* pkt, SimTime ready
   if (cc_hooks_) cc_hooks_->OnTransmit(*this, in, out, vl, pkt);
   o.starved_vls &= ~(1u << vl);
   SimTime end = Transmit(out, pkt, vl, pkt->credit_class, ready);
-  o.vlarb->Charge(vl, bytes);
+  ChargeVl(o, vl, bytes);
   SetStalled(out, vl, false);
   return end;
 }

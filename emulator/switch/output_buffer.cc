@@ -44,7 +44,7 @@ void Switch::SendFromOutputBuffer(int out) {
       o.starved_vls |= 1u << vl;
     SetStalled(out, vl, !fits);
   }
-  int vl = eligible ? o.vlarb->Choose(eligible) : -1;
+  int vl = eligible ? ChooseVl(o, eligible) : -1;
   if (vl < 0) {
     if (next_ready != INT64_MAX) WakeAt(out, next_ready);
     return;

@@ -50,7 +50,7 @@ Switch::Switch(engine::LpId id, std::string name, int num_ports, const SwitchCon
     Output& out = outputs_[p];
     policy::VlArbConfig vc = cfg_.vlarb_config;
     vc.data_vls = cfg_.data_vls;
-    out.vlarb = policy::VlArbiterRegistry::Get().Make(cfg_.vlarb, vc);
+    SetVlArbiter(p, policy::VlArbiterRegistry::Get().Make(cfg_.vlarb, vc));
     out.xbar = policy::InputArbiterRegistry::Get().Make(cfg_.xbar, n);
     // With credit classes (VOQnet), a queue and a share of the room per class.
     size_t slots = static_cast<size_t>(cfg_.data_vls * ctx_->credit_classes);
@@ -66,22 +66,22 @@ Switch::Switch(engine::LpId id, std::string name, int num_ports, const SwitchCon
 }
 
 void Switch::MakeQueues(int nq) {
-  for (size_t p = 0; p < inputs_.size(); ++p) {
-    Input& in = inputs_[p];
-    in.vl.assign(cfg_.data_vls, std::vector<Queue>(static_cast<size_t>(nq)));
+  queues_per_vl_ = nq;
+  queues_.assign(inputs_.size() * cfg_.data_vls * static_cast<size_t>(nq), Queue{});
+  for (int p = 0; p < static_cast<int>(inputs_.size()); ++p)
     for (int v = 0; v < cfg_.data_vls; ++v)
       for (int q = 0; q < nq; ++q) {
-        in.vl[v][q].in = static_cast<uint16_t>(p);
-        in.vl[v][q].vl = static_cast<uint8_t>(v);
-        in.vl[v][q].index = static_cast<uint32_t>(q);
+        Queue& x = QueueAt(p, v, q);
+        x.in = static_cast<uint16_t>(p);
+        x.vl = static_cast<uint8_t>(v);
+        x.index = static_cast<uint32_t>(q);
       }
-  }
 }
 
 void Switch::SetCc(std::unique_ptr<cc::SwitchCc> c) {
   cc_hooks_ = std::move(c);
   int nq = cc_hooks_ ? cc_hooks_->NumQueues(base_queues_) : base_queues_;
-  if (nq != static_cast<int>(inputs_[0].vl[0].size())) MakeQueues(nq);
+  if (nq != queues_per_vl_) MakeQueues(nq);
   xbar_picks_queues_ = cc_hooks_ && cc_hooks_->ArbitratesQueues();
   cc_chooses_vls_ = cc_hooks_ && cc_hooks_->ChoosesVls();
   cc_checks_heads_ = cc_hooks_ && cc_hooks_->ChecksHeads();
@@ -100,7 +100,7 @@ void Switch::Start() {
   oldest_only_ = !xbar_picks_queues_ && !cfg_.read_port_per_queue && cfg_.bypass_limit == 0;
   // One queue of an input can request an output at a time: one VL, and one queue, or a queue per
   // output port that no mechanism adds to.
-  size_t nq = inputs_[0].vl[0].size();
+  size_t nq = static_cast<size_t>(queues_per_vl_);
   early_register_ =
       !Cioq() && cfg_.data_vls == 1 && oldest_only_ && !cc_checks_heads_ &&
       (nq == 1 || (ctx_->queuing->QueuePerOutput() && nq == static_cast<size_t>(base_queues_)));
@@ -110,7 +110,7 @@ void Switch::Start() {
 void Switch::HandleDevice(const engine::Event& e) {
   switch (e.kind) {
     case kHeadReady: {
-      Queue& q = inputs_[e.port].vl[e.a][e.b];
+      Queue& q = QueueAt(e.port, static_cast<int>(e.a), static_cast<int>(e.b));
       if (!q.q.empty() && !q.registered && q.q.head->ready_at <= now()) HeadChanged(&q);
       return;
     }

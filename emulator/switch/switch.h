@@ -100,8 +100,7 @@ class Switch : public mgmt::ManagedNode, private cc::SwitchView {
     uint16_t arriving_out = 0;
     uint8_t arriving_vl = 0;
     int next_poke = 0;
-    std::vector<std::vector<Queue>> vl;  // [input VL][queue]
-    std::vector<uint32_t> bypassed;      // [input VL]: packets that left before the oldest one
+    std::vector<uint32_t> bypassed;  // [input VL]: packets that left before the oldest one
   };
   // The queues of an input that request (output, VL), in the order they registered, and what
   // arbitration asks of the first one's head (its Queue::head_* fields, copied by SetFirst): an
@@ -144,6 +143,9 @@ class Switch : public mgmt::ManagedNode, private cc::SwitchView {
     std::unique_ptr<policy::InputArbiter> xbar;
     // The VLs whose head waited for credits since that VL last transmitted (for CC).
     uint32_t starved_vls = 0;
+    // vlarb's only VL (VlArbiter::only_vl), kept here so that arbitration on a fabric with one
+    // data VL reads no line of the arbiter: ChooseVl, ChargeVl.
+    int8_t only_vl = -1;
     std::array<OutputVl, policy::kMaxVls> per_vl{};
     // The output buffer (SwitchConfig::output_buffer_blocks > 0): the packets the crossbar
     // moved in, per VL, and their blocks, held from the transfer's start until the tail has
@@ -157,6 +159,16 @@ class Switch : public mgmt::ManagedNode, private cc::SwitchView {
   };
 
   void HandleDevice(const engine::Event& e) override;
+  void SetVlArbiter(int out, std::unique_ptr<policy::VlArbiter> a) {
+    outputs_[out].only_vl = static_cast<int8_t>(a->only_vl());
+    outputs_[out].vlarb = std::move(a);
+  }
+  static int ChooseVl(Output& o, uint32_t eligible) {
+    return o.only_vl >= 0 ? policy::VlArbiter::Fixed(o.only_vl, eligible) : o.vlarb->Pick(eligible);
+  }
+  static void ChargeVl(Output& o, int vl, uint32_t bytes) {
+    if (o.only_vl < 0) o.vlarb->Sent(vl, bytes);
+  }
   void OnPacket(int in, Packet* pkt) override;
   void Arbitrate(int out) override;
   bool HasWaiting(int out) const override {
@@ -371,14 +383,10 @@ class Switch : public mgmt::ManagedNode, private cc::SwitchView {
   SimTime SerializationTime(int port, uint32_t bytes) const override {
     return ports_[port].link.rate.SerializationTime(bytes);
   }
-  uint32_t QueueBlocks(int in, int vl, int q) const override {
-    return inputs_[in].vl[vl][q].q.blocks;
-  }
-  uint32_t QueuePackets(int in, int vl, int q) const override {
-    return inputs_[in].vl[vl][q].q.count;
-  }
+  uint32_t QueueBlocks(int in, int vl, int q) const override { return QueueAt(in, vl, q).q.blocks; }
+  uint32_t QueuePackets(int in, int vl, int q) const override { return QueueAt(in, vl, q).q.count; }
   const Packet* QueueHead(int in, int vl, int q) const override {
-    return inputs_[in].vl[vl][q].q.head;
+    return QueueAt(in, vl, q).q.head;
   }
   void Kick(int out) override { Arbitrate(out); }
   void OnControl(int p, uint32_t a, uint64_t b) override {
@@ -399,6 +407,18 @@ class Switch : public mgmt::ManagedNode, private cc::SwitchView {
   std::array<uint8_t, 16> sl2vl_common_{};
   bool sl2vl_uniform_ = true;
   std::vector<Input> inputs_;
+  // Every input VL's queues, queues_per_vl_ each, in one array: QueueAt. As a vector per input VL
+  // they took a dependent load through the input's vector of vectors, a cache miss an enqueue.
+  std::vector<Queue> queues_;
+  int queues_per_vl_ = 0;
+  Queue* QueuesOf(int in, int vl) {
+    return &queues_[(static_cast<size_t>(in) * cfg_.data_vls + vl) * queues_per_vl_];
+  }
+  const Queue* QueuesOf(int in, int vl) const {
+    return &queues_[(static_cast<size_t>(in) * cfg_.data_vls + vl) * queues_per_vl_];
+  }
+  Queue& QueueAt(int in, int vl, int q) { return QueuesOf(in, vl)[q]; }
+  const Queue& QueueAt(int in, int vl, int q) const { return QueuesOf(in, vl)[q]; }
   // [input]: the crossbar input's read bandwidth (see ReadTime) is shared by the transfers it
   // feeds; this is when the reads granted so far will be done. Apart from Input because
   // arbitration reads it for every requesting input: one cache line for a switch's inputs, not
