@@ -74,9 +74,9 @@ PY
 if [ "${INSTRUCTIONS:-0}" = 1 ]; then
   command -v valgrind >/dev/null || { echo "INSTRUCTIONS=1 needs valgrind (apt-get install valgrind)" >&2; exit 1; }
   # The caches are simulated as this project's machine has them (an Intel Xeon since stop 36: 48
-  # KiB of L1 data, 12-way, and 2 MiB of L2; L2_BYTES=1048576 for the AMD EPYC of the stops
-  # before): it gives no hardware counters, and an L2 miss (an L3 hit) costs more than many
-  # instructions.
+  # KiB of L1 data, 12-way, and 2 MiB of L2; the figures of the stops before used valgrind's own L1
+  # of that day's AMD EPYC and a 1 MiB L2): it gives no hardware counters, and an L2 miss (an L3
+  # hit) costs more than many instructions. L2_BYTES sets another L2 (a power of two).
   L2_BYTES=${L2_BYTES:-2097152}
   count() {  # $1 = binary, $2 = duration: prints instructions, L1 and L2 misses, events, packet-hops
     local out="$TMP/ir-$2"
@@ -88,6 +88,7 @@ if [ "${INSTRUCTIONS:-0}" = 1 ]; then
     ir=$(sed -n 's/.*I *refs: *//p' <<<"$log" | tr -d ,)
     d1=$(sed -n 's/.*D1  misses: *\([0-9,]*\).*/\1/p' <<<"$log" | tr -d ,)
     ll=$(sed -n 's/.*LLd misses: *\([0-9,]*\).*/\1/p' <<<"$log" | tr -d ,)
+    [ -n "$ir" ] && [ -n "$ll" ] || { echo "engine_bench: cachegrind failed:" >&2; echo "$log" >&2; exit 1; }
     python3 -c "import json,sys; s=json.load(open('$out/summary.json')); print($ir, $d1, $ll, s['events'], s['packet_hops'])"
   }
   per_hop() {  # $1 = label, $2 = binary

@@ -73,9 +73,10 @@ ibemu_round() {
   t0=$(now)
   OSM_CACHE_DIR=$IBEMU_RUN_DIR "$B" exec --port "$HOST:1" -- opensm -F "$IBEMU_RUN_DIR/osm.conf" \
     -f "$IBEMU_RUN_DIR/osm.log" > /dev/null 2>&1 &
+  local osm=$!  # `ibemu exec` becomes the tool (execvp): the same process
   wait_up "$IBEMU_RUN_DIR/osm.log"; E_SM+=("$(since "$t0")")
   E_SIM_CPU+=("$(echo "$(cpu_of "$fabric") - $c0" | bc)")
-  E_OSM_CPU+=("$(cpu_of "$(pgrep -f "^opensm -F $IBEMU_RUN_DIR/osm.conf")")")
+  E_OSM_CPU+=("$(cpu_of "$osm")")
   e_ports=$(grep -c '^\[' "$IBEMU_RUN_DIR/disc")
   pkill -f "opensm -F $IBEMU_RUN_DIR" || true
   "$B" down --timeout 60 > /dev/null
@@ -115,9 +116,10 @@ ibsim_round() {
   c0=$(cpu_of "$sim")
   t0=$(now)
   SIM_HOST=$HOST OSM_CACHE_DIR=$S LD_PRELOAD=$SO opensm -F "$S/osm.conf" -f "$S/osm.log" > /dev/null 2>&1 &
+  local osm=$!
   wait_up "$S/osm.log"; S_SM+=("$(since "$t0")")
   S_SIM_CPU+=("$(echo "$(cpu_of "$sim") - $c0" | bc)")
-  S_OSM_CPU+=("$(cpu_of "$(pgrep -f "^opensm -F $S/osm.conf")")")
+  S_OSM_CPU+=("$(cpu_of "$osm")")
   s_ports=$(grep -c '^\[' disc)
   pkill -f "opensm -F $S" || true
   pkill -f "ibsim -s $TOPO" || true

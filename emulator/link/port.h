@@ -59,8 +59,8 @@ struct XmitWaitRun {
   SimTime start = -1;
 };
 
-// Cache-line aligned, with what a packet-hop reads (the link, the transmit state, the credit
-// vectors) ahead of the counters.
+// Cache-line aligned, with what a packet-hop reads (the link, the transmit state, the credits of
+// each direction in a line of their own) ahead of the counters.
 struct alignas(64) Port {
   int number = 0;
   // The port's state as PortInfo shows it (IBA 7.2, 14.2.5.6). PortState: 1 Down, 2 Init,

@@ -37,7 +37,8 @@ class ManagedDevice {
 
   // The VLArbitrationTable or VLHighLimit of `port` changed: rebuild its arbiter.
   virtual void VlArbChanged(int port) = 0;
-  // A PortInfo Set wrote the writable fields of `port` (PortMgmt) other than its state.
+  // A PortInfo Set wrote the link fields of physical port `port` (PortMgmt: widths, speeds, VLs,
+  // partition enforcement, ...); not called for a switch's port 0, which has none.
   virtual void PortInfoChanged(int port) {}
   // An SMP asked for a new PortState or PortPhysicalState (0 = leave as is). The device applies
   // it to the link (a disabled port takes its peer down).
