@@ -18,6 +18,11 @@ class LogicalProcess {
   virtual ~LogicalProcess() = default;
   LpId id() const { return id_; }
   virtual void Handle(const Event& e) = 0;
+  // Called by the partition after each event this LP handles while it asks for it
+  // (set_after_event): for an LP that looks at its state once an event is done, which in Handle
+  // itself would cost every event of every LP a check after its handler.
+  virtual void AfterEvent() {}
+  bool after_event() const { return after_event_; }
   // Called once when the run starts, before any event.
   virtual void Start() {}
   uint64_t digest() const { return digest_.value(); }
@@ -54,6 +59,14 @@ class LogicalProcess {
   uint64_t ReserveSeq() { return seq_++; }
   void PostReserved(uint64_t seq, LpId target, SimTime t, uint16_t kind, uint16_t port = 0,
                     uint32_t a = 0, uint64_t b = 0, Packet* pkt = nullptr);
+  // Posts to this LP, with a number reserved earlier, an event that is not counted in
+  // self_posts(): it takes the place it would have had when the number was reserved, so it can
+  // come between nothing that self_posts() guards.
+  void PostReservedToSelf(uint64_t seq, SimTime t, uint16_t kind, uint16_t port = 0) {
+    PostReserved(seq, id_, t, kind, port);
+    --self_posts_;
+  }
+  void set_after_event(bool on) { after_event_ = on; }
   // Events this LP has posted to itself; equal at two reads, it posted none to itself between.
   uint64_t self_posts() const { return self_posts_; }
   Packet* NewPacket();
@@ -63,6 +76,7 @@ class LogicalProcess {
 
  private:
   LpId id_;
+  bool after_event_ = false;  // beside id_, in the line Account writes at every event
   Partition* part_ = nullptr;
   const SimTime* clock_ = nullptr;
   uint64_t seq_ = 0;

@@ -38,6 +38,8 @@ void Partition::HandleNext() {
   LogicalProcess* lp = lps_[e.lp];
   lp->Account(e);
   lp->Handle(e);
+  if (lp->after_event()) [[unlikely]]
+    lp->AfterEvent();
   ++events_;
 }
 

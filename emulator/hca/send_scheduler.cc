@@ -38,8 +38,7 @@ void Hca::Arbitrate(int p) {
   PortState& ps = pstate_[p];
   if (!ps.vl15.empty()) {
     SimTime end = Transmit(p, ps.vl15.Pop(), policy::kVl15, 0, now());
-    // New work arbitrates itself, as below.
-    if (pt.fc_pending != 0 || HasWaiting(p)) WakeAt(p, end);
+    WakeAfterVl15(p, end);
     return;
   }
   uint32_t eligible = 0;

@@ -49,6 +49,8 @@ void Device::Start() {
 }
 
 void Device::Handle(const Event& e) {
+  if (held_wakes_ != 0) [[unlikely]]
+    DropPassedWakes(e);
   switch (e.kind) {
     case engine::kPacketArrive: {
       link::Port& pt = ports_[e.port];
@@ -315,6 +317,68 @@ void Device::WakeAt(int p, SimTime t) {
   if (WakeCovered(p, t)) return;  // an earlier wake will look again
   pt.wake_at = t;
   Post(id(), t, kWake, static_cast<uint16_t>(p));
+}
+
+void Device::WakeAfterVl15(int p, SimTime end) {
+  Port& pt = ports_[p];
+  if (unconditional_vl15_wake_ || pt.fc_pending != 0 || HasWaiting(p)) {
+    WakeAt(p, end);
+    return;
+  }
+  if (WakeCovered(p, end)) return;
+  // The wake-up WakeAt would post now: its number now keeps its place among this device's events
+  // of `end`, should it be needed after all.
+  reserved_wakes_.push_back({p, end, ReserveSeq()});
+  HeldWakesChanged();
+}
+
+void Device::PostReservedWake(int p) {
+  for (size_t i = 0; i < reserved_wakes_.size(); ++i) {
+    if (reserved_wakes_[i].port != p) continue;
+    ReservedWake w = reserved_wakes_[i];
+    reserved_wakes_.erase(reserved_wakes_.begin() + static_cast<std::ptrdiff_t>(i));
+    HeldWakesChanged();
+    // As WakeAt would have left it at the transmit: every read or change of wake_at since came
+    // through here.
+    ports_[p].wake_at = w.at;
+    PostReservedToSelf(w.seq, w.at, kWake, static_cast<uint16_t>(p));
+    return;
+  }
+}
+
+void Device::DropPassedWakes(const Event& e) {
+  // The order of events (engine::EventBefore): time, then target and source, then number. A
+  // held-back wake-up is this device's own.
+  auto ran_before = [&](const ReservedWake& w) {
+    if (w.at != e.time) return w.at < e.time;
+    if (e.src != id()) return id() < e.src;
+    return w.seq < e.seq;
+  };
+  for (size_t i = 0; i < reserved_wakes_.size();) {
+    if (!ran_before(reserved_wakes_[i])) {
+      ++i;
+      continue;
+    }
+    // It ran and found nothing; the kWake cleared the wake-up it had set.
+    ports_[reserved_wakes_[i].port].wake_at = -1;
+    ++vl15_wakes_dropped_;
+    reserved_wakes_.erase(reserved_wakes_.begin() + static_cast<std::ptrdiff_t>(i));
+    HeldWakesChanged();
+  }
+}
+
+void Device::AfterEvent() {
+  for (size_t i = 0; i < reserved_wakes_.size();) {
+    const ReservedWake& w = reserved_wakes_[i];
+    const Port& pt = ports_[w.port];
+    // What Arbitrate would act on when it runs at w.at; with none of it, it returns having done
+    // nothing. Anything else (a transmit, a change of link) and the wake-up is posted as it was.
+    if (pt.tx_free_at == w.at && pt.fc_pending == 0 && link_up(w.port) && !HasWaiting(w.port)) {
+      ++i;
+      continue;
+    }
+    PostReservedWake(w.port);  // erases entry i
+  }
 }
 
 void Device::ChangeStalled(int p, int vl, bool stalled) {

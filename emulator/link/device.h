@@ -71,6 +71,12 @@ class Device : public engine::LogicalProcess {
   uint64_t XmitWait(int p) const;
   // PortSamplesControl:Tick + 1. NVIDIA's switches report Tick 7; the spec leaves it open.
   static constexpr int kXmitWaitTickSymbols = 8;
+  // The rule before stop 39 of issue 13, a wake-up after every VL15 packet (WakeAfterVl15): the
+  // reference that the rule in use is tested against. Process-wide; tests only.
+  static void set_unconditional_vl15_wake(bool on) { unconditional_vl15_wake_ = on; }
+  // Wake-ups after VL15 packets that were held back and never posted: the events this device
+  // handled fewer than under the rule before.
+  uint64_t vl15_wakes_dropped() const { return vl15_wakes_dropped_; }
 
   void Start() override;
   void Handle(const Event& e) final;
@@ -115,16 +121,24 @@ class Device : public engine::LogicalProcess {
   // Arranges for Arbitrate(p) to run at time t (deduplicated).
   void WakeAt(int p, SimTime t);
   // Whether a wake already due serves one at t: WakeAt(p, t) would post nothing.
-  bool WakeCovered(int p, SimTime t) const {
+  bool WakeCovered(int p, SimTime t) {
+    SettleReservedWake(p);
     const Port& pt = ports_[p];
     return pt.wake_at >= now() && pt.wake_at <= t;
   }
   // What a kWake for port p at time t does; a device that carries the wake in an event of its
   // own (one that does two things at one instant) calls it there, having set wake_at to t.
   void Woken(int p, SimTime t) {
+    SettleReservedWake(p);
     if (ports_[p].wake_at == t) ports_[p].wake_at = -1;
     Arbitrate(p);
   }
+  // After a VL15 packet (an SMP) that leaves port p at `end`: the wake-up at `end` that finds
+  // nothing to do is not posted, as after an FC packet, but exactly (docs/architecture.md,
+  // "Transmit wake-ups"). When nothing waits, its sequence number is reserved and it is posted
+  // with that number as soon as the port's wake-up is asked about or anything it could act on
+  // appears before it is due; otherwise it is dropped unseen.
+  void WakeAfterVl15(int p, SimTime end);
   // Inline: arbitration calls it for every requested VL at every look, and it rarely changes.
   void SetStalled(int p, int vl, bool stalled) {
     if ((ports_[p].credit_stalled_vls >> vl & 1) != static_cast<uint32_t>(stalled))
@@ -134,6 +148,30 @@ class Device : public engine::LogicalProcess {
   std::vector<Port> ports_;  // index = port number; [0] is the switch's management port
 
  private:
+  // A wake-up held back by WakeAfterVl15: what the kWake would have been.
+  struct ReservedWake {
+    int port;
+    SimTime at;
+    uint64_t seq;
+  };
+  // Posts port p's held-back wake-up, if it has one, before its wake-up state is read or
+  // changed. Only called where the wake-up is still due (a passed one is dropped at the start
+  // of the device's next event).
+  void SettleReservedWake(int p) {
+    if (held_wakes_ != 0) [[unlikely]]
+      PostReservedWake(p);
+  }
+  void PostReservedWake(int p);
+  // At the start of an event: drops the held-back wake-ups that would have run before it. Each
+  // was checked at the end of the device's last event to find nothing, and nothing changed since.
+  void DropPassedWakes(const Event& e);
+  // At the end of an event (AfterEvent): posts the held-back wake-ups whose port now has
+  // something the wake-up could act on, or whose link changed.
+  void AfterEvent() override;
+  void HeldWakesChanged() {
+    held_wakes_ = static_cast<uint32_t>(reserved_wakes_.size());
+    set_after_event(held_wakes_ != 0);
+  }
   void SendFlowControl(int p, int slot);
   void ChangeStalled(int p, int vl, bool stalled);
   void OnFlowControl(const Event& e);
@@ -145,12 +183,19 @@ class Device : public engine::LogicalProcess {
   // data-busy time changes, so that both were constant since the last call.
   void AccountXmitWait(Port& pt);
 
+  // In the cache line of ports_, which every event reads: what the packet path reads of the
+  // device, and whether any wake-up is held back (reserved_wakes_.size()), asked at every event.
+  PacketTap* tap_ = nullptr;
+  SimTime rx_delay_ = 0;
+  uint32_t held_wakes_ = 0;
   bool active_on_link_up_ = false;
   std::vector<uint8_t> peer_enabled_;  // [port]: the other end of the cable is not disabled
 
+  std::vector<ReservedWake> reserved_wakes_;  // rarely more than one
+  uint64_t vl15_wakes_dropped_ = 0;
+  static inline bool unconditional_vl15_wake_ = false;
+
   std::string name_;
-  PacketTap* tap_ = nullptr;
-  SimTime rx_delay_ = 0;
   StatsConfig stats_cfg_;
 };
 

@@ -43,6 +43,7 @@ class SlotArray {
   }
   void Resize(size_t n) {
     Free();
+    size_ = 0;  // what the inline storage holds should `new` throw
     if (n > 1) data_ = new T[n];
     size_ = static_cast<uint32_t>(n);
   }

@@ -40,17 +40,17 @@ class VlArbiter {
   // What devices call: Pick and Sent, skipped for an arbiter that can only ever pick one VL (a
   // fabric with one data VL). Its Pick then answers that VL whenever it is eligible, whatever
   // state the calls would have left, and reading that state was two cache misses a packet-hop.
-  int Choose(uint32_t eligible) {
-    return only_vl_ < 0 ? Pick(eligible) : Fixed(only_vl_, eligible);
-  }
-  void Charge(int vl, uint32_t bytes) {
-    if (only_vl_ < 0) Sent(vl, bytes);
-  }
+  int Choose(uint32_t eligible) { return Choose(*this, only_vl_, eligible); }
+  void Charge(int vl, uint32_t bytes) { Charge(*this, only_vl_, vl, bytes); }
   // That one VL (-1: Pick may return several), for a device that keeps it beside the state it
-  // reads anyway and then calls Fixed, not touching the arbiter at all.
+  // reads anyway and calls the two below with it: with one VL they touch no line of the arbiter.
   int only_vl() const { return only_vl_; }
-  static int Fixed(int only_vl, uint32_t eligible) {
+  static int Choose(VlArbiter& a, int only_vl, uint32_t eligible) {
+    if (only_vl < 0) return a.Pick(eligible);
     return eligible >> only_vl & 1 ? only_vl : -1;
+  }
+  static void Charge(VlArbiter& a, int only_vl, int vl, uint32_t bytes) {
+    if (only_vl < 0) a.Sent(vl, bytes);
   }
 
  protected:

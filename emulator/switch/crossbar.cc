@@ -124,9 +124,8 @@ bool Switch::LinkTaken(int out) {
   if (!vl15_[out].empty()) {
     // VL15 needs no credits and goes before every data VL (IBA 7.6.9).
     SimTime end = Transmit(out, vl15_[out].Pop(), policy::kVl15, 0, now());
-    // As after an FC packet: what comes for the port before `end` finds the link busy and asks
-    // for this wake itself. On a fabric that carries only SMPs this was one idle wake-up per hop.
-    if (pt.fc_pending != 0 || HasWaiting(out)) WakeAt(out, end);
+    // On a fabric that carries only SMPs the wake-up at `end` found nothing at every hop.
+    WakeAfterVl15(out, end);
     return true;
   }
   return false;

@@ -108,8 +108,8 @@ void Switch::HeadChanged(Queue* q) {
   // requests an output at a time, as an input's requests for an output are kept in the order
   // they registered in.
   const link::Port& to = ports_[h->out_port];
-  if (h->ready_at <= now() || (early_register_ && to.tx_free_at > h->ready_at &&
-                               to.wake_at >= now() && to.wake_at <= to.tx_free_at)) {
+  if (h->ready_at <= now() ||
+      (early_register_ && to.tx_free_at > h->ready_at && WakeCovered(h->out_port, to.tx_free_at))) {
     Register(q);
   } else {
     Post(id(), h->ready_at, kHeadReady, q->in, q->vl, q->index);

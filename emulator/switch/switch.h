@@ -164,10 +164,10 @@ class Switch : public mgmt::ManagedNode, private cc::SwitchView {
     outputs_[out].vlarb = std::move(a);
   }
   static int ChooseVl(Output& o, uint32_t eligible) {
-    return o.only_vl >= 0 ? policy::VlArbiter::Fixed(o.only_vl, eligible) : o.vlarb->Pick(eligible);
+    return policy::VlArbiter::Choose(*o.vlarb, o.only_vl, eligible);
   }
   static void ChargeVl(Output& o, int vl, uint32_t bytes) {
-    if (o.only_vl < 0) o.vlarb->Sent(vl, bytes);
+    policy::VlArbiter::Charge(*o.vlarb, o.only_vl, vl, bytes);
   }
   void OnPacket(int in, Packet* pkt) override;
   void Arbitrate(int out) override;
