@@ -18,11 +18,13 @@ class LogicalProcess {
   virtual ~LogicalProcess() = default;
   LpId id() const { return id_; }
   virtual void Handle(const Event& e) = 0;
-  // Called by the partition after each event this LP handles while it asks for it
-  // (set_after_event): for an LP that looks at its state once an event is done, which in Handle
-  // itself would cost every event of every LP a check after its handler.
+  // Called by the partition before and after each event this LP handles while it asks for them
+  // (set_event_hooks): for an LP that looks at its state between its events, which in Handle
+  // itself would cost every event of every LP a check (and after its handler, the handler's tail
+  // calls). BeforeEvent comes before the event is accounted.
+  virtual void BeforeEvent(const Event& e) {}
   virtual void AfterEvent() {}
-  bool after_event() const { return after_event_; }
+  bool event_hooks() const { return event_hooks_; }
   // Called once when the run starts, before any event.
   virtual void Start() {}
   uint64_t digest() const { return digest_.value(); }
@@ -36,6 +38,14 @@ class LogicalProcess {
   // Folds a handled event into the digest (docs/architecture.md §1).
   void Account(const Event& e) {
     ++events_;
+    Fold(e);
+  }
+
+ protected:
+  // Folds into the digest, where it stands in this LP's sequence of events, an event that the
+  // LP knows it would have handled to no effect and so spared (link::Device's wake-ups after
+  // SMPs): the digest stays that of the model, whichever events the implementation spares.
+  void Fold(const Event& e) {
     digest_.Add(static_cast<uint64_t>(e.time));
     digest_.Add(uint64_t{e.kind} << 48 | uint64_t{e.port} << 32 | e.a);
     digest_.Add(e.b);
@@ -49,7 +59,6 @@ class LogicalProcess {
     }
   }
 
- protected:
   SimTime now() const { return *clock_; }
   // Posts an event to `target` (this LP or a link peer); time must not be in the past.
   void Post(LpId target, SimTime t, uint16_t kind, uint16_t port = 0, uint32_t a = 0,
@@ -66,7 +75,7 @@ class LogicalProcess {
     PostReserved(seq, id_, t, kind, port);
     --self_posts_;
   }
-  void set_after_event(bool on) { after_event_ = on; }
+  void set_event_hooks(bool on) { event_hooks_ = on; }
   // Events this LP has posted to itself; equal at two reads, it posted none to itself between.
   uint64_t self_posts() const { return self_posts_; }
   Packet* NewPacket();
@@ -76,7 +85,7 @@ class LogicalProcess {
 
  private:
   LpId id_;
-  bool after_event_ = false;  // beside id_, in the line Account writes at every event
+  bool event_hooks_ = false;  // beside id_, in the line Account writes at every event
   Partition* part_ = nullptr;
   const SimTime* clock_ = nullptr;
   uint64_t seq_ = 0;

@@ -36,9 +36,11 @@ void Partition::HandleNext() {
   Event e = queue_.Pop();
   now_ = e.time;
   LogicalProcess* lp = lps_[e.lp];
+  if (lp->event_hooks()) [[unlikely]]
+    lp->BeforeEvent(e);
   lp->Account(e);
   lp->Handle(e);
-  if (lp->after_event()) [[unlikely]]
+  if (lp->event_hooks()) [[unlikely]]
     lp->AfterEvent();
   ++events_;
 }

@@ -49,8 +49,6 @@ void Device::Start() {
 }
 
 void Device::Handle(const Event& e) {
-  if (held_wakes_ != 0) [[unlikely]]
-    DropPassedWakes(e);
   switch (e.kind) {
     case engine::kPacketArrive: {
       link::Port& pt = ports_[e.port];
@@ -332,39 +330,64 @@ void Device::WakeAfterVl15(int p, SimTime end) {
   HeldWakesChanged();
 }
 
-void Device::PostReservedWake(int p) {
+void Device::PostReservedWake(int p, bool after_event) {
   for (size_t i = 0; i < reserved_wakes_.size(); ++i) {
     if (reserved_wakes_[i].port != p) continue;
     ReservedWake w = reserved_wakes_[i];
+    if (w.at < now()) {
+      // Only between events (the clock moved to the end of a run): the wake-up would have run,
+      // and found nothing, as nothing has happened at the device since its last event.
+      DropWakes([&](const ReservedWake& x) { return x.port == p; });
+      return;
+    }
     reserved_wakes_.erase(reserved_wakes_.begin() + static_cast<std::ptrdiff_t>(i));
     HeldWakesChanged();
     // As WakeAt would have left it at the transmit: every read or change of wake_at since came
     // through here.
     ports_[p].wake_at = w.at;
     PostReservedToSelf(w.seq, w.at, kWake, static_cast<uint16_t>(p));
+    ++(after_event ? held_counts_.posted_after_event : held_counts_.posted_when_asked);
     return;
   }
 }
 
-void Device::DropPassedWakes(const Event& e) {
-  // The order of events (engine::EventBefore): time, then target and source, then number. A
-  // held-back wake-up is this device's own.
-  auto ran_before = [&](const ReservedWake& w) {
+template <typename Pred>
+void Device::DropWakes(Pred ran) {
+  // Earliest first, in the order of events (time, then number: all are this device's own), so
+  // that each is folded into the digest where it would have been handled.
+  for (;;) {
+    size_t first = reserved_wakes_.size();
+    for (size_t i = 0; i < reserved_wakes_.size(); ++i) {
+      const ReservedWake& w = reserved_wakes_[i];
+      if (!ran(w)) continue;
+      if (first == reserved_wakes_.size() || w.at < reserved_wakes_[first].at ||
+          (w.at == reserved_wakes_[first].at && w.seq < reserved_wakes_[first].seq))
+        first = i;
+    }
+    if (first == reserved_wakes_.size()) return;
+    ReservedWake w = reserved_wakes_[first];
+    reserved_wakes_.erase(reserved_wakes_.begin() + static_cast<std::ptrdiff_t>(first));
+    HeldWakesChanged();
+    // It ran and found nothing, and the kWake cleared the wake-up it had set.
+    ports_[w.port].wake_at = -1;
+    ++held_counts_.dropped;
+    Event e;
+    e.time = w.at;
+    e.src = e.lp = id();
+    e.seq = w.seq;
+    e.kind = kWake;
+    e.port = static_cast<uint16_t>(w.port);
+    Fold(e);
+  }
+}
+
+void Device::BeforeEvent(const Event& e) {
+  // The order of events (engine::EventBefore): time, then target and source, then number.
+  DropWakes([&](const ReservedWake& w) {
     if (w.at != e.time) return w.at < e.time;
     if (e.src != id()) return id() < e.src;
     return w.seq < e.seq;
-  };
-  for (size_t i = 0; i < reserved_wakes_.size();) {
-    if (!ran_before(reserved_wakes_[i])) {
-      ++i;
-      continue;
-    }
-    // It ran and found nothing; the kWake cleared the wake-up it had set.
-    ports_[reserved_wakes_[i].port].wake_at = -1;
-    ++vl15_wakes_dropped_;
-    reserved_wakes_.erase(reserved_wakes_.begin() + static_cast<std::ptrdiff_t>(i));
-    HeldWakesChanged();
-  }
+  });
 }
 
 void Device::AfterEvent() {
@@ -377,7 +400,7 @@ void Device::AfterEvent() {
       ++i;
       continue;
     }
-    PostReservedWake(w.port);  // erases entry i
+    PostReservedWake(w.port, true);  // erases entry i
   }
 }
 
@@ -433,6 +456,8 @@ uint64_t Device::XmitWait(int p) const {
 }
 
 void Device::FinishStats(SimTime end) {
+  // The run handled its events before `end`: those held back are its last.
+  DropWakes([&](const ReservedWake& w) { return w.at < end; });
   for (link::Port& pt : ports_) {
     for (auto& b : pt.stats.rx_occupancy) b.Advance(end);
     for (auto& b : pt.stats.credit_stalled) b.Advance(end);

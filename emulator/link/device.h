@@ -74,13 +74,18 @@ class Device : public engine::LogicalProcess {
   // The rule before stop 39 of issue 13, a wake-up after every VL15 packet (WakeAfterVl15): the
   // reference that the rule in use is tested against. Process-wide; tests only.
   static void set_unconditional_vl15_wake(bool on) { unconditional_vl15_wake_ = on; }
-  // Wake-ups after VL15 packets that were held back and never posted: the events this device
-  // handled fewer than under the rule before.
-  uint64_t vl15_wakes_dropped() const { return vl15_wakes_dropped_; }
+  // What became of the wake-ups after VL15 packets that WakeAfterVl15 held back.
+  struct HeldWakeCounts {
+    uint64_t dropped = 0;             // never posted: the events this device handled fewer
+    uint64_t posted_when_asked = 0;   // the port's wake-ups were asked about before they were due
+    uint64_t posted_after_event = 0;  // an event gave the port something they could act on
+  };
+  const HeldWakeCounts& held_wake_counts() const { return held_counts_; }
 
   void Start() override;
   void Handle(const Event& e) final;
-  // Brings time-weighted statistics up to `end`.
+  // Brings time-weighted statistics up to `end`, the end of the run (and drops the wake-ups
+  // still held back that were due before it).
   virtual void FinishStats(SimTime end);
 
  protected:
@@ -137,7 +142,8 @@ class Device : public engine::LogicalProcess {
   // nothing to do is not posted, as after an FC packet, but exactly (docs/architecture.md,
   // "Transmit wake-ups"). When nothing waits, its sequence number is reserved and it is posted
   // with that number as soon as the port's wake-up is asked about or anything it could act on
-  // appears before it is due; otherwise it is dropped unseen.
+  // appears before it is due; otherwise it is dropped, and folded into the digest where it
+  // would have run.
   void WakeAfterVl15(int p, SimTime end);
   // Inline: arbitration calls it for every requested VL at every look, and it rarely changes.
   void SetStalled(int p, int vl, bool stalled) {
@@ -159,18 +165,22 @@ class Device : public engine::LogicalProcess {
   // of the device's next event).
   void SettleReservedWake(int p) {
     if (held_wakes_ != 0) [[unlikely]]
-      PostReservedWake(p);
+      PostReservedWake(p, false);
   }
-  void PostReservedWake(int p);
-  // At the start of an event: drops the held-back wake-ups that would have run before it. Each
-  // was checked at the end of the device's last event to find nothing, and nothing changed since.
-  void DropPassedWakes(const Event& e);
-  // At the end of an event (AfterEvent): posts the held-back wake-ups whose port now has
-  // something the wake-up could act on, or whose link changed.
+  void PostReservedWake(int p, bool after_event);
+  // Before an event: drops the held-back wake-ups that would have run before it, folding each
+  // into the digest where it would have been handled. Each was checked at the end of the
+  // device's last event to find nothing, and nothing that could give it something happened
+  // since (between events only verbs calls act on an HCA, and they take work away).
+  void BeforeEvent(const Event& e) override;
+  template <typename Pred>
+  void DropWakes(Pred ran);
+  // After an event: posts the held-back wake-ups whose port now has something the wake-up could
+  // act on, or whose link changed.
   void AfterEvent() override;
   void HeldWakesChanged() {
     held_wakes_ = static_cast<uint32_t>(reserved_wakes_.size());
-    set_after_event(held_wakes_ != 0);
+    set_event_hooks(held_wakes_ != 0);
   }
   void SendFlowControl(int p, int slot);
   void ChangeStalled(int p, int vl, bool stalled);
@@ -192,7 +202,7 @@ class Device : public engine::LogicalProcess {
   std::vector<uint8_t> peer_enabled_;  // [port]: the other end of the cable is not disabled
 
   std::vector<ReservedWake> reserved_wakes_;  // rarely more than one
-  uint64_t vl15_wakes_dropped_ = 0;
+  HeldWakeCounts held_counts_;
   static inline bool unconditional_vl15_wake_ = false;
 
   std::string name_;

@@ -22,6 +22,10 @@ namespace {
 
 using namespace mad;
 
+// The source of the events that stand for a program's MADs, after every device in the order of
+// events.
+constexpr engine::LpId kClientSource = 0xFFFFFFFE;
+
 MadBuffer DrSmp(uint8_t method_, uint16_t attr_id, uint32_t mod, std::vector<uint8_t> path) {
   MadBuffer b{};
   b[0] = 1;
@@ -157,7 +161,7 @@ class Fabric : public ::testing::Test {
     engine::Event e;
     e.time = part_->now();
     e.lp = static_cast<engine::LpId>(Node(node));
-    e.src = 0xFFFFFFFE;
+    e.src = kClientSource;
     e.seq = seq_++;
     e.kind = mgmt::ManagedNode::kMadFromClient;
     e.port = static_cast<uint16_t>(port);
@@ -287,7 +291,7 @@ TEST_F(Fabric, TruncatedMadIsDroppedAndCountedAsAReceiveError) {
   engine::Event e;
   e.time = part_->now();
   e.lp = static_cast<engine::LpId>(Node("S1"));
-  e.src = 0xFFFFFFFE;
+  e.src = kClientSource;
   e.kind = engine::kPacketArrive;
   e.port = 1;
   e.b = static_cast<uint64_t>(part_->now());
@@ -511,22 +515,30 @@ class TransmitLog : public link::PacketTap {
   std::vector<Tx> log;
 };
 
+// Sets the rule of a wake-up after every VL15 packet for its lifetime.
+class UnconditionalVl15Wake {
+ public:
+  explicit UnconditionalVl15Wake(bool on) { link::Device::set_unconditional_vl15_wake(on); }
+  ~UnconditionalVl15Wake() { link::Device::set_unconditional_vl15_wake(false); }
+};
+
 // After an SMP leaves a port, the wake-up at its end is posted only when it could act
 // (Device::WakeAfterVl15): held back otherwise, posted with its reserved number when anything
-// asks about the port's wake-ups or gives it work before then. That must change no transmit
-// anywhere, in a run where SMPs cross links and switches busy with data in both directions at
-// the same picoseconds (cut-through releases at the instant an SMP's tail leaves, heads
-// registering then).
-TEST_F(Fabric, WakeUpsHeldBackAfterSmpsChangeNoTransmitOfARunWithData) {
+// asks about the port's wake-ups or gives it work before then, and otherwise folded into the
+// digest where it would have run. Against the rule of a wake-up after every SMP, in a run where
+// SMPs cross links and switches busy with data in both directions at the same picoseconds
+// (cut-through releases at the instant an SMP's tail leaves, heads registering then): every
+// transmit the same, and every device's digest (each event it handled, in order) the same.
+TEST_F(Fabric, WakeUpsHeldBackAfterSmpsChangeNoEventOfARunWithData) {
   struct Result {
     std::vector<TransmitLog::Tx> log;
-    uint64_t events = 0;
-    std::vector<uint64_t> events_of, dropped_of;  // per device
+    std::vector<uint64_t> digest, events;  // per device
+    link::Device::HeldWakeCounts held;     // over all devices
     size_t replies = 0;
   };
   const int kSmps = 3000;
   auto run = [&](bool unconditional) -> Result {
-    link::Device::set_unconditional_vl15_wake(unconditional);
+    UnconditionalVl15Wake rule(unconditional);
     s_ = scenario::LoadScenario(std::string(IBEMU_SOURCE_DIR) +
                                 "/configs/scenarios/bench/fat-tree-72-uniform80-cc.yaml");
     // Constant arrivals and SMPs on the links' byte-time grid: times coincide to the picosecond.
@@ -537,8 +549,8 @@ TEST_F(Fabric, WakeUpsHeldBackAfterSmpsChangeNoTransmitOfARunWithData) {
     TransmitLog tap;
     for (auto& d : f_->devices) d->SetTap(&tap);
     // 4 leaves of 18 hosts (ports 1-18) and 18 uplinks (19-36); a spine's port l goes to leaf l.
-    // SMPs from hosts of each leaf to a spine, to another leaf and to a host behind it, at times
-    // spread over every picosecond offset of the links' symbol times.
+    // SMPs from random hosts to a spine, to another leaf and to a host behind it, at random
+    // multiples of 4x QDR's byte time.
     std::vector<int> hosts;
     for (int n = 0; n < static_cast<int>(s_.topo.nodes.size()); ++n)
       if (s_.topo.nodes[n].type == topology::NodeType::kCa) hosts.push_back(n);
@@ -557,51 +569,59 @@ TEST_F(Fabric, WakeUpsHeldBackAfterSmpsChangeNoTransmitOfARunWithData) {
       engine::Event e;
       e.time = t;
       e.lp = static_cast<engine::LpId>(hosts[(x >> 40) % hosts.size()]);
-      e.src = 0xFFFFFFFE;
+      e.src = kClientSource;
       e.seq = seq_++;
       e.kind = mgmt::ManagedNode::kMadFromClient;
       e.port = 1;
       e.pkt = pkt;
       part_->Schedule(e);
     }
-    part_->RunUntil(t + 50 * link::kPsPerUs);
-    link::Device::set_unconditional_vl15_wake(false);
+    // Ends just after the last SMP has gone out of its first link, with wake-ups still held.
+    const link::SimTime end = t + 200 * link::kPsPerNs;
+    part_->RunUntil(end);
     Result r;
     r.log = std::move(tap.log);
     for (auto& d : f_->devices) {
-      r.events += d->events_handled();
-      r.events_of.push_back(d->events_handled());
-      r.dropped_of.push_back(d->vl15_wakes_dropped());
+      d->FinishStats(end);
+      r.digest.push_back(d->digest());
+      r.events.push_back(d->events_handled());
+      r.held.dropped += d->held_wake_counts().dropped;
+      r.held.posted_when_asked += d->held_wake_counts().posted_when_asked;
+      r.held.posted_after_event += d->held_wake_counts().posted_after_event;
     }
     r.replies = rec_.got.size();
     return r;
   };
   Result every = run(true), held = run(false);
-  EXPECT_EQ(every.replies, static_cast<size_t>(kSmps)) << "every SMP is answered";
+  EXPECT_GT(every.replies, static_cast<size_t>(kSmps) * 9 / 10) << "SMPs are answered";
   EXPECT_EQ(held.replies, every.replies);
   EXPECT_GT(every.log.size(), 10u * kSmps) << "data moved beside the SMPs";
-  size_t first_diff = 0;
-  while (first_diff < std::min(held.log.size(), every.log.size()) &&
-         held.log[first_diff] == every.log[first_diff])
-    ++first_diff;
-  EXPECT_EQ(first_diff, every.log.size());
-  if (first_diff < std::min(held.log.size(), every.log.size()))
+  EXPECT_EQ(held.log.size(), every.log.size());
+  size_t n = std::min(held.log.size(), every.log.size()), first_diff = 0;
+  while (first_diff < n && held.log[first_diff] == every.log[first_diff]) ++first_diff;
+  if (first_diff < n)
     ADD_FAILURE() << "transmit " << first_diff << " differs: " << held.log[first_diff].t
                   << " ps on " << held.log[first_diff].lp << ":" << held.log[first_diff].port
                   << " against " << every.log[first_diff].t << " ps on " << every.log[first_diff].lp
                   << ":" << every.log[first_diff].port;
-  // Beside data most SMP transmits find something waiting; some do not. Every device handled the
-  // same events but the wake-ups it dropped: none was posted late (after other events of its
-  // instant, which a wake-up posted when asked for would be), none was lost.
-  EXPECT_LT(held.events + kSmps / 10, every.events);
-  ASSERT_EQ(held.events_of.size(), every.events_of.size());
-  for (size_t d = 0; d < every.events_of.size(); ++d) {
-    EXPECT_EQ(every.dropped_of[d], 0u);
-    EXPECT_EQ(held.events_of[d] + held.dropped_of[d], every.events_of[d]) << "device " << d;
+  // The rule held some back, and each way of posting one was taken.
+  EXPECT_EQ(every.held.dropped + every.held.posted_when_asked + every.held.posted_after_event, 0u);
+  EXPECT_GT(held.held.dropped, static_cast<uint64_t>(kSmps) / 10);
+  EXPECT_GT(held.held.posted_when_asked, 0u);
+  EXPECT_GT(held.held.posted_after_event, 0u);
+  ASSERT_EQ(held.digest.size(), every.digest.size());
+  uint64_t fewer = 0;
+  for (size_t d = 0; d < every.digest.size(); ++d) {
+    EXPECT_EQ(held.digest[d], every.digest[d]) << "device " << d << ": another sequence of events";
+    fewer += every.events[d] - held.events[d];
   }
-  std::printf("%zu transmits; events %llu with a wake-up after every SMP, %llu held back\n",
-              every.log.size(), static_cast<unsigned long long>(every.events),
-              static_cast<unsigned long long>(held.events));
+  EXPECT_EQ(fewer, held.held.dropped);
+  std::printf(
+      "%zu transmits; wake-ups held back: %llu dropped, %llu posted when asked, %llu "
+      "after an event\n",
+      every.log.size(), static_cast<unsigned long long>(held.held.dropped),
+      static_cast<unsigned long long>(held.held.posted_when_asked),
+      static_cast<unsigned long long>(held.held.posted_after_event));
 }
 
 TEST_F(Fabric, LidRoutedSmpAndPerfQueryThroughTheFabric) {
