@@ -330,27 +330,6 @@ void Device::WakeAfterVl15(int p, SimTime end) {
   HeldWakesChanged();
 }
 
-void Device::PostReservedWake(int p, bool after_event) {
-  for (size_t i = 0; i < reserved_wakes_.size(); ++i) {
-    if (reserved_wakes_[i].port != p) continue;
-    ReservedWake w = reserved_wakes_[i];
-    if (w.at < now()) {
-      // Only between events (the clock moved to the end of a run): the wake-up would have run,
-      // and found nothing, as nothing has happened at the device since its last event.
-      DropWakes([&](const ReservedWake& x) { return x.port == p; });
-      return;
-    }
-    reserved_wakes_.erase(reserved_wakes_.begin() + static_cast<std::ptrdiff_t>(i));
-    HeldWakesChanged();
-    // As WakeAt would have left it at the transmit: every read or change of wake_at since came
-    // through here.
-    ports_[p].wake_at = w.at;
-    PostReservedToSelf(w.seq, w.at, kWake, static_cast<uint16_t>(p));
-    ++(after_event ? held_counts_.posted_after_event : held_counts_.posted_when_asked);
-    return;
-  }
-}
-
 template <typename Pred>
 void Device::DropWakes(Pred ran) {
   // Earliest first, in the order of events (time, then number: all are this device's own), so
@@ -378,6 +357,28 @@ void Device::DropWakes(Pred ran) {
     e.kind = kWake;
     e.port = static_cast<uint16_t>(w.port);
     Fold(e);
+  }
+}
+
+void Device::PostReservedWake(int p, bool after_event) {
+  for (size_t i = 0; i < reserved_wakes_.size(); ++i) {
+    if (reserved_wakes_[i].port != p) continue;
+    ReservedWake w = reserved_wakes_[i];
+    if (w.at < now()) {
+      // Only between events (the clock moved to the end of a run): it would have run, and found
+      // nothing, as nothing has happened at the device since its last event; so would every
+      // other held back before now, in order.
+      DropWakes([&](const ReservedWake& x) { return x.at < now(); });
+      return;
+    }
+    reserved_wakes_.erase(reserved_wakes_.begin() + static_cast<std::ptrdiff_t>(i));
+    HeldWakesChanged();
+    // As WakeAt would have left it at the transmit: every read or change of wake_at since came
+    // through here.
+    ports_[p].wake_at = w.at;
+    PostReservedToSelf(w.seq, w.at, kWake, static_cast<uint16_t>(p));
+    ++(after_event ? held_counts_.posted_after_event : held_counts_.posted_when_asked);
+    return;
   }
 }
 
@@ -456,8 +457,9 @@ uint64_t Device::XmitWait(int p) const {
 }
 
 void Device::FinishStats(SimTime end) {
-  // The run handled its events before `end`: those held back are its last.
-  DropWakes([&](const ReservedWake& w) { return w.at < end; });
+  // The run handled its events before the clock, which may be past `end` (`ibemu up` runs on
+  // after its results span): the wake-ups held back and due before it are its last.
+  DropWakes([&](const ReservedWake& w) { return w.at < now(); });
   for (link::Port& pt : ports_) {
     for (auto& b : pt.stats.rx_occupancy) b.Advance(end);
     for (auto& b : pt.stats.credit_stalled) b.Advance(end);

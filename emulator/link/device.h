@@ -84,8 +84,8 @@ class Device : public engine::LogicalProcess {
 
   void Start() override;
   void Handle(const Event& e) final;
-  // Brings time-weighted statistics up to `end`, the end of the run (and drops the wake-ups
-  // still held back that were due before it).
+  // Brings time-weighted statistics up to `end`, the end of the run's results, and drops the
+  // wake-ups still held back that were due before the clock.
   virtual void FinishStats(SimTime end);
 
  protected:
@@ -161,8 +161,8 @@ class Device : public engine::LogicalProcess {
     uint64_t seq;
   };
   // Posts port p's held-back wake-up, if it has one, before its wake-up state is read or
-  // changed. Only called where the wake-up is still due (a passed one is dropped at the start
-  // of the device's next event).
+  // changed. Within an event it is still due (BeforeEvent dropped those that were not); between
+  // events, one already past is dropped instead, with every other held back before the clock.
   void SettleReservedWake(int p) {
     if (held_wakes_ != 0) [[unlikely]]
       PostReservedWake(p, false);
