@@ -18,16 +18,20 @@ constexpr size_t kArity = 4;
 
 void EventQueue::Push(const Event& e) {
   int64_t b = BucketOf(e.time);
-  ++size_;
   if (b <= cur_) {
-    // The current bucket (or an instant before it that the clock has not passed: the queue looked
-    // ahead for the next event's time) is kept sorted, latest first.
-    AppendCurrent(e);
-    size_t i = ncur_ - 1;
+    // A small queue that is full, or a current_ without room: a tail call, so that the common
+    // paths save no registers for it.
+    if (ncur_ == limit_) [[unlikely]]
+      return CurrentFull(e);
+    // The current bucket (or an instant before it that the clock has not passed: the queue
+    // looked ahead for the next event's time) is kept sorted, latest first.
+    ++size_;
+    size_t i = ncur_++;
     for (; i > 0 && EventBefore(current_[i - 1], e); --i) current_[i] = current_[i - 1];
     current_[i] = e;
     return;
   }
+  ++size_;
   if (b < cur_ + kBuckets)
     AddToRing(e, b);
   else
@@ -90,6 +94,32 @@ void EventQueue::Advance() {
       AddToRing(e, b);
   }
   std::sort(current_.begin(), current_.begin() + static_cast<std::ptrdiff_t>(ncur_), kLater);
+  // Nothing left in the ring or beyond it: few enough events are kept in current_ alone.
+  if (size_ == ncur_ && size_ <= kSmall) {
+    cur_ = kAllCurrent;
+    limit_ = kSmall;
+  }
+}
+
+void EventQueue::CurrentFull(const Event& e) {
+  if (cur_ != kAllCurrent) {
+    Grow();
+    return Push(e);
+  }
+  // A small queue grows into a calendar: current_ is sorted latest first, so its last event is
+  // the earliest, and the current bucket goes to just before it (or before e).
+  cur_ = std::min(BucketOf(current_[ncur_ - 1].time), BucketOf(e.time)) - 1;
+  limit_ = current_.size();
+  size_t n = ncur_;
+  ncur_ = 0;
+  for (size_t k = 0; k < n; ++k) {
+    int64_t b = BucketOf(current_[k].time);
+    if (b < cur_ + kBuckets)
+      AddToRing(current_[k], b);
+    else
+      FarPush(current_[k]);
+  }
+  Push(e);  // after cur_ now: into the ring
 }
 
 int64_t EventQueue::FindFrom(size_t pos) const {

@@ -28,6 +28,8 @@ class EventQueue {
     return current_[ncur_ - 1];
   }
   SimTime top_time() { return top().time; }
+  // Whether the queue holds its few events in one sorted array rather than as a calendar (kSmall).
+  bool small() const { return cur_ == kAllCurrent; }
   void Push(const Event& e);
   Event Pop();
 
@@ -35,6 +37,14 @@ class EventQueue {
   static constexpr int kBucketShift = 7;  // 128 ps per bucket
   static constexpr int64_t kBuckets = 32768;
   static constexpr int kWords = kBuckets / 64;
+
+  // A queue of at most kSmall events (a fabric that is up but idle: an OpenSM sweep keeps one to
+  // seven pending) holds them all in current_, sorted, with cur_ at kAllCurrent: each event
+  // in the ring would sit alone in its bucket, and moving the current bucket on to it (the search
+  // of the ring's bitmaps, a cold line of head_ and of nodes_, a sort of one) cost more than the
+  // event's handler. It becomes a calendar again when a push would make it larger (LeaveSmall).
+  static constexpr size_t kSmall = 8;
+  static constexpr int64_t kAllCurrent = INT64_MAX / 4;
 
   static int64_t BucketOf(SimTime t) { return t >> kBucketShift; }
   static size_t Index(int64_t bucket) { return static_cast<size_t>(bucket & (kBuckets - 1)); }
@@ -47,6 +57,13 @@ class EventQueue {
   }
   // Makes the earliest non-empty bucket current (size_ > 0, the current bucket empty).
   void Advance();
+  // Pushes e when current_ holds limit_ events: grows current_, or puts the events of a full
+  // small queue back into the ring (or the far heap) before pushing e there.
+  [[gnu::noinline, gnu::cold]] void CurrentFull(const Event& e);
+  void Grow() {
+    current_.resize(current_.empty() ? 64 : 2 * current_.size());
+    limit_ = current_.size();
+  }
   void MarkNonEmpty(size_t i) {
     nonempty_[i / 64] |= uint64_t{1} << (i % 64);
     summary_[i / 4096] |= uint64_t{1} << (i / 64 % 64);
@@ -64,7 +81,7 @@ class EventQueue {
   // Appends to the current bucket, unordered. `e` must not be an element of current_ (a resize
   // would move it); callers pass events from the ring, the far heap or a handler.
   void AppendCurrent(const Event& e) {
-    if (ncur_ == current_.size()) current_.resize(current_.empty() ? 64 : 2 * current_.size());
+    if (ncur_ == current_.size()) Grow();
     current_[ncur_++] = e;
   }
 
@@ -80,6 +97,9 @@ class EventQueue {
   // from the vector's size so that appending needs no call into the vector.
   std::vector<Event> current_;
   size_t ncur_ = 0;
+  // How many events current_ may hold before a push must look further: its size, or kSmall while
+  // the queue is small (cur_ == kAllCurrent).
+  size_t limit_ = 0;
   // head_[Index(b)]: the list of bucket b's events for cur_ < b < cur_ + kBuckets, in nodes_.
   // Lists in one pool of nodes (a bucket's nodes freed together, reused before older ones)
   // rather than an array per bucket keep the memory the queue touches to about what is pending:

@@ -87,15 +87,42 @@ TEST(EventQueue, EventsPushedBeforeTheFirstPopComeOutInOrder) {
   ExpectDrainsInOrder(q, v);
 }
 
+// A queue beside a plain list of what it holds: each pop must be the list's earliest event.
+class Reference {
+ public:
+  explicit Reference(EventQueue& q) : q_(q) {}
+  size_t pending() const { return pending_.size(); }
+  void Push(SimTime ahead, LpId lp, LpId src) {
+    Event e = Ev(now_ + ahead, lp, src, seq_++);
+    q_.Push(e);
+    pending_.push_back(e);
+  }
+  testing::AssertionResult PopMatches() {
+    auto it = std::min_element(pending_.begin(), pending_.end(), EventBefore);
+    if (q_.top_time() != it->time)
+      return testing::AssertionFailure() << "top at " << q_.top_time() << ", want " << it->time;
+    Event got = q_.Pop();
+    if (got.seq != it->seq)
+      return testing::AssertionFailure() << "popped seq " << got.seq << ", want " << it->seq;
+    now_ = got.time;
+    pending_.erase(it);
+    return testing::AssertionSuccess();
+  }
+  void Drain() { ExpectDrainsInOrder(q_, pending_); }
+
+ private:
+  EventQueue& q_;
+  std::vector<Event> pending_;
+  SimTime now_ = 0;
+  uint64_t seq_ = 0;
+};
+
 TEST(EventQueue, RandomInterleavedPushesAndPopsMatchASortedReference) {
   std::mt19937_64 rng(42);
   EventQueue q;
-  std::vector<Event> pending;
-  SimTime now = 0;
-  uint64_t seq = 0;
+  Reference ref(q);
   for (int step = 0; step < 200000; ++step) {
-    bool push = pending.empty() || rng() % 100 < 52;
-    if (push) {
+    if (ref.pending() == 0 || rng() % 100 < 52) {
       // Mostly a few ns ahead, sometimes now, sometimes microseconds or far beyond the ring;
       // coarse times so ties are common.
       SimTime ahead;
@@ -112,19 +139,50 @@ TEST(EventQueue, RandomInterleavedPushesAndPopsMatchASortedReference) {
         default:
           ahead = static_cast<SimTime>(rng() % 40) * 250;
       }
-      Event e = Ev(now + ahead, static_cast<LpId>(rng() % 5), static_cast<LpId>(rng() % 5), seq++);
-      q.Push(e);
-      pending.push_back(e);
+      ref.Push(ahead, static_cast<LpId>(rng() % 5), static_cast<LpId>(rng() % 5));
     } else {
-      auto it = std::min_element(pending.begin(), pending.end(), EventBefore);
-      ASSERT_EQ(q.top_time(), it->time);
-      Event got = q.Pop();
-      ASSERT_EQ(got.seq, it->seq) << "step " << step;
-      now = got.time;
-      pending.erase(it);
+      ASSERT_TRUE(ref.PopMatches()) << "step " << step;
     }
   }
-  ExpectDrainsInOrder(q, pending);
+  ref.Drain();
+}
+
+// A queue of a few events keeps them all in one sorted array and becomes a calendar again when it
+// grows (EventQueue::kSmall, 8): pending counts that hover around that size cross it both ways
+// hundreds of times, with events near, beyond the ring (4.2 us) and at the clock.
+TEST(EventQueue, AQueueThatGrowsAndShrinksAcrossTheSmallSizeStaysInOrder) {
+  std::mt19937_64 rng(7);
+  EventQueue q;
+  Reference ref(q);
+  int crossings = 0;  // changes of the queue's way of holding its events
+  bool was_small = q.small();
+  for (int step = 0; step < 300000; ++step) {
+    // Drift between about 2 and 14 pending, in runs, so both sizes last a while.
+    size_t want = (step / 500) % 2 ? 12 : 3;
+    if (ref.pending() == 0 || rng() % 100 < (ref.pending() < want ? 70u : 30u)) {
+      SimTime ahead;
+      switch (rng() % 6) {
+        case 0:
+          ahead = 0;
+          break;
+        case 1:
+          ahead = static_cast<SimTime>(rng() % 10'000'000);
+          break;
+        default:
+          ahead = static_cast<SimTime>(rng() % 64) * 100;
+      }
+      ref.Push(ahead, static_cast<LpId>(rng() % 3), static_cast<LpId>(rng() % 3));
+    } else {
+      ASSERT_TRUE(ref.PopMatches()) << "step " << step;
+    }
+    crossings += q.small() != was_small;
+    was_small = q.small();
+    if (q.small()) {
+      ASSERT_LE(q.size(), 8u);
+    }
+  }
+  EXPECT_GT(crossings, 200);  // 764 with this seed
+  ref.Drain();
 }
 
 TEST(EventQueue, AnEventBeforeTheBucketTheQueueLookedAheadToComesFirst) {
