@@ -44,15 +44,22 @@ void LocalChannel::AddPollItems(std::vector<zmq::pollitem_t>* items) const {
         {nullptr, c.fd, static_cast<short>(ZMQ_POLLIN | (c.held.empty() ? 0 : ZMQ_POLLOUT)), 0});
 }
 
+namespace {
+// One packet: 1 sent, 0 the socket has no room, -1 the client is gone.
+int SendPacket(int fd, const std::string& m) {
+  ssize_t n;
+  while ((n = send(fd, m.data(), m.size(), MSG_DONTWAIT | MSG_NOSIGNAL)) < 0 && errno == EINTR) {
+  }
+  if (n >= 0) return 1;
+  return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -1;
+}
+}  // namespace
+
 bool LocalChannel::Flush(Client& c) {
   while (!c.held.empty()) {
-    const std::string& m = c.held.front();
-    ssize_t n;
-    while ((n = send(c.fd, m.data(), m.size(), MSG_DONTWAIT | MSG_NOSIGNAL)) < 0 &&
-           errno == EINTR) {
-    }
-    if (n < 0) {
-      if (errno == EAGAIN || errno == EWOULDBLOCK) return true;
+    int r = SendPacket(c.fd, c.held.front());
+    if (r == 0) return true;
+    if (r < 0) {
       c.broken = true;
       return false;
     }
@@ -64,8 +71,18 @@ bool LocalChannel::Flush(Client& c) {
 bool LocalChannel::Send(const std::string& id, const std::string& body) {
   auto it = clients_.find(id);
   if (it == clients_.end() || it->second.broken) return false;
-  it->second.held.push_back(body);
-  return Flush(it->second);
+  Client& c = it->second;
+  // Straight out when nothing waits before it: held copies only what the socket cannot take.
+  if (c.held.empty()) {
+    int r = SendPacket(c.fd, body);
+    if (r > 0) return true;
+    if (r < 0) {
+      c.broken = true;
+      return false;
+    }
+  }
+  c.held.push_back(body);
+  return Flush(c);
 }
 
 void LocalChannel::Poll(

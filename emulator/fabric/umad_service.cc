@@ -164,6 +164,16 @@ void UmadService::Forget(const std::string& routing_id) {
 }
 
 void UmadService::Handle(const std::string& routing_id, std::string_view body) {
+  if (transport::IsMadFrame(body.data(), body.size())) {
+    transport::MadFrameHeader h;
+    const uint8_t* mad;
+    size_t len;
+    // Not a frame of ours, or not one a program sends: nothing to answer, as for protobuf.
+    if (transport::DecodeMadFrame(body.data(), body.size(), &h, &mad, &len) &&
+        h.kind == transport::MadFrameKind::kSend)
+      HandleSend(routing_id, h.handle, h.addr, mad, len, true);
+    return;
+  }
   umad::ToFabric req;
   if (!req.ParseFromArray(body.data(), static_cast<int>(body.size())))
     return;  // not a message of ours; nothing to answer
@@ -294,34 +304,8 @@ void UmadService::Handle(const std::string& routing_id, std::string_view body) {
       return;
     case umad::ToFabric::kSend: {
       const umad::Send& sd = req.send();
-      if (sd.mad().size() != engine::kMadBytes) return;  // the library never sends other sizes
-      for (auto& [key, v] : attached_)
-        for (const Client& c : v) {
-          if (c.routing_id != routing_id || c.handle != sd.handle()) continue;
-          mgmt::ManagedNode& d = *f_.devices[key.first];
-          engine::Packet* pkt = part_.pool().Get();
-          mgmt::MadAddress a;
-          a.dlid = static_cast<uint16_t>(sd.addr().lid());
-          a.sl = static_cast<uint8_t>(sd.addr().sl() & 0xF);
-          a.dest_qp = sd.addr().qpn();
-          a.qkey = sd.addr().qkey();
-          const mgmt::PortMgmt& pm = d.port_mgmt(key.second);
-          uint32_t pi = sd.addr().pkey_index();
-          a.pkey = pi < pm.pkeys.size() && pm.pkeys[pi] ? pm.pkeys[pi] : 0xFFFF;
-          mgmt::BuildMadPacket(pkt, a);
-          std::memcpy(pkt->mad->data(), sd.mad().data(), engine::kMadBytes);
-          engine::Event e;
-          e.time = part_.now();
-          e.lp = key.first;
-          e.src = kInjectSource;
-          e.seq = seq_++;
-          e.kind = mgmt::ManagedNode::kMadFromClient;
-          e.port = static_cast<uint16_t>(key.second);
-          e.pkt = pkt;
-          part_.Schedule(e);
-          ++mads_in_;
-          return;
-        }
+      HandleSend(routing_id, sd.handle(), transport::FromProto(sd.addr()),
+                 reinterpret_cast<const uint8_t*>(sd.mad().data()), sd.mad().size(), false);
       return;
     }
     case umad::ToFabric::kVerbs:
@@ -332,23 +316,58 @@ void UmadService::Handle(const std::string& routing_id, std::string_view body) {
   }
 }
 
+void UmadService::HandleSend(const std::string& routing_id, uint32_t handle,
+                             const transport::MadFrameAddress& addr, const uint8_t* mad, size_t len,
+                             bool frame) {
+  if (len != engine::kMadBytes) return;  // the library never sends other sizes
+  for (auto& [key, v] : attached_)
+    for (Client& c : v) {
+      if (c.routing_id != routing_id || c.handle != handle) continue;
+      c.frames = frame;
+      mgmt::ManagedNode& d = *f_.devices[key.first];
+      engine::Packet* pkt = part_.pool().Get();
+      mgmt::MadAddress a;
+      a.dlid = addr.lid;
+      a.sl = static_cast<uint8_t>(addr.sl & 0xF);
+      a.dest_qp = addr.qpn;
+      a.qkey = addr.qkey;
+      const mgmt::PortMgmt& pm = d.port_mgmt(key.second);
+      uint32_t pi = addr.pkey_index;
+      a.pkey = pi < pm.pkeys.size() && pm.pkeys[pi] ? pm.pkeys[pi] : 0xFFFF;
+      mgmt::BuildMadPacket(pkt, a);
+      std::memcpy(pkt->mad->data(), mad, engine::kMadBytes);
+      engine::Event e;
+      e.time = part_.now();
+      e.lp = key.first;
+      e.src = kInjectSource;
+      e.seq = seq_++;
+      e.kind = mgmt::ManagedNode::kMadFromClient;
+      e.port = static_cast<uint16_t>(key.second);
+      e.pkt = pkt;
+      part_.Schedule(e);
+      ++mads_in_;
+      return;
+    }
+}
+
 bool UmadService::Deliver(engine::LpId lp, int port, const engine::MadBytes& mad,
                           const mgmt::MadAddress& from) {
   auto it = attached_.find({lp, port});
   if (it == attached_.end() || it->second.empty()) return false;
-  // One message for every answer, its fields overwritten: building and destroying a FromFabric
-  // with its Receive and Address for each cost more than the rest of this function.
-  umad::FromFabric& rep = *deliver_msg_;
-  umad::Receive* r = rep.mutable_receive();
-  r->set_mad(mad.data(), mad.size());
-  umad::Address* a = r->mutable_addr();
-  a->set_lid(from.slid);
-  a->set_qpn(from.src_qp);
-  a->set_qkey(from.qkey);
-  a->set_sl(from.sl);
+  transport::MadFrameHeader h;
+  h.kind = transport::MadFrameKind::kReceive;
+  h.addr.lid = from.slid;
+  h.addr.qpn = from.src_qp;
+  h.addr.qkey = from.qkey;
+  h.addr.sl = from.sl;
   // An SMP's completion (QP0) names index 0, as mlx5 reports it; a GMP's the entry its P_Key
   // matches.
-  a->set_pkey_index(from.dest_qp == 0 ? 0 : f_.devices[lp]->port_mgmt(port).PKeyIndex(from.pkey));
+  h.addr.pkey_index = from.dest_qp == 0 ? 0 : f_.devices[lp]->port_mgmt(port).PKeyIndex(from.pkey);
+  // For a client that sends protobuf: one message for every answer, its fields overwritten
+  // (building and destroying a FromFabric with its Receive and Address for each cost more than
+  // the rest of this function), filled when the first such client is met.
+  umad::FromFabric& rep = *deliver_msg_;
+  umad::Receive* r = nullptr;
   // Every program on the port sees it; each library keeps what its agents asked for, as the
   // kernel does between the files open on one port.
   // Called from inside the device's event: a client that has gone is not forgotten here, since
@@ -356,8 +375,18 @@ bool UmadService::Deliver(engine::LpId lp, int port, const engine::MadBytes& mad
   // forgotten after the engine's step (ForgetFailed).
   FlushCompletions();
   for (const Client& c : it->second) {
-    r->set_handle(c.handle);
-    rep.SerializeToString(&deliver_buf_);
+    if (c.frames) {
+      h.handle = c.handle;
+      transport::EncodeMadFrame(h, mad.data(), mad.size(), &deliver_buf_);
+    } else {
+      if (!r) {
+        r = rep.mutable_receive();
+        r->set_mad(mad.data(), mad.size());
+        transport::ToProto(h.addr, r->mutable_addr());
+      }
+      r->set_handle(c.handle);
+      rep.SerializeToString(&deliver_buf_);
+    }
     if (!SendTo(c.routing_id, deliver_buf_) &&
         std::find(failed_.begin(), failed_.end(), c.routing_id) == failed_.end())
       failed_.push_back(c.routing_id);

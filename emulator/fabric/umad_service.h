@@ -14,6 +14,7 @@
 #include <vector>
 #include <zmq.hpp>
 
+#include "common/transport/mad_frame_proto.h"
 #include "emulator/engine/partition.h"
 #include "emulator/fabric/fabric.h"
 #include "emulator/fabric/local_channel.h"
@@ -73,8 +74,15 @@ class UmadService : public mgmt::MadClient, public hca::VerbsClient {
   struct Client {
     std::string routing_id;
     uint32_t handle = 0;
+    // It sends its MADs as frames (common/transport/mad_frame.h), so it takes them that way too;
+    // a library that never sent one is answered in protobuf.
+    bool frames = false;
   };
   void Handle(const std::string& routing_id, std::string_view body);
+  // A MAD an attached program sends (a Send, or a frame of one).
+  void HandleSend(const std::string& routing_id, uint32_t handle,
+                  const transport::MadFrameAddress& addr, const uint8_t* mad, size_t len,
+                  bool frame);
   int FindNode(const std::string& name) const;
   // The node one of whose ports has `lid` (within its LMC range), or "LID n".
   std::string NodeOfLid(uint16_t lid) const;

@@ -181,9 +181,33 @@ void FabricLink::Wake() {
   [[maybe_unused]] ssize_t n = write(wake_fd_, &one, sizeof one);
 }
 
+void LinkListener::OnFabricMad(const transport::MadFrameHeader& h, const uint8_t* mad, size_t len) {
+  FromFabric msg;
+  umad::Receive* r = msg.mutable_receive();
+  r->set_handle(h.handle);
+  r->set_mad(mad, len);
+  transport::ToProto(h.addr, r->mutable_addr());
+  OnFabricMessage(msg);
+}
+
+std::string& FabricLink::Scratch() {
+  // A buffer a thread, whose capacity stays from one message to the next.
+  thread_local std::string bytes;
+  return bytes;
+}
+
 void FabricLink::Post(const ToFabric& msg) {
-  std::string bytes;
-  if (!msg.SerializeToString(&bytes)) return;
+  std::string& bytes = Scratch();
+  if (msg.SerializeToString(&bytes)) PostBytes(bytes);
+}
+
+void FabricLink::PostMad(const transport::MadFrameHeader& h, const void* mad, size_t len) {
+  std::string& bytes = Scratch();
+  transport::EncodeMadFrame(h, mad, len, &bytes);
+  PostBytes(bytes);
+}
+
+void FabricLink::PostBytes(const std::string& bytes) {
   if (direct_) {
     // One packet, whole or not at all, in the order the threads got the lock. What the socket
     // cannot take now waits here, in order, for the I/O thread to send as the fabric reads (as
@@ -198,7 +222,7 @@ void FabricLink::Post(const ToFabric& msg) {
         return;
       }
       if (outbox_.empty() && SendNow(bytes)) return;
-      outbox_.push_back(std::move(bytes));
+      outbox_.push_back(bytes);
       queued = outbox_.size() == 1;
     }
     if (queued) Wake();  // the I/O thread now waits for room
@@ -265,6 +289,19 @@ int FabricLink::ReceiveAll() {
 }
 
 void FabricLink::Dispatch(const void* data, size_t size) {
+  if (transport::IsMadFrame(data, size)) {
+    transport::MadFrameHeader h;
+    const uint8_t* mad;
+    size_t len;
+    if (!transport::DecodeMadFrame(data, size, &h, &mad, &len) ||
+        h.kind != transport::MadFrameKind::kReceive) {
+      HOST_TRACE("malformed MAD frame from the fabric dropped (%zu bytes)", size);
+      return;
+    }
+    responsive_ = true;
+    listener_->OnFabricMad(h, mad, len);
+    return;
+  }
   FromFabric msg;
   if (!msg.ParseFromArray(data, static_cast<int>(size))) {
     HOST_TRACE("unparsable message from the fabric dropped");

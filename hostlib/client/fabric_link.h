@@ -20,6 +20,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/transport/mad_frame_proto.h"
 #include "umad.pb.h"
 
 namespace ibemu::hostclient {
@@ -34,6 +35,9 @@ class LinkListener {
   virtual ~LinkListener() = default;
   // A message that is not the reply to a pending Call (Receive, mostly).
   virtual void OnFabricMessage(const FromFabric& msg) = 0;
+  // A MAD that came as a frame (common/transport/mad_frame.h) rather than a Receive. By default
+  // it is made into a Receive for OnFabricMessage.
+  virtual void OnFabricMad(const transport::MadFrameHeader& h, const uint8_t* mad, size_t len);
   // The connection came back after a loss: the fabric no longer knows our attachments.
   virtual void OnReconnected() = 0;
   // The earliest timer, and the timers' expiry.
@@ -64,6 +68,8 @@ class FabricLink {
   // queue, or this link's own on the direct socket). When there is no fabric to take it, it is
   // dropped, like a MAD lost on the wire.
   void Post(const ToFabric& msg);
+  // Sends a MAD as a frame (a Send, without building one): the same as Post otherwise.
+  void PostMad(const transport::MadFrameHeader& h, const void* mad, size_t len);
   // Sends a request that the fabric answers (Query, Attach) and waits for the reply.
   std::optional<FromFabric> Call(ToFabric msg, std::chrono::milliseconds timeout);
   // Receives and handles what has arrived on the calling thread: how many messages, or -1 when
@@ -118,6 +124,9 @@ class FabricLink {
   void RunDirect();
   int ReceiveAllDirect(size_t max = SIZE_MAX);
   void DropDirect();  // under dispatch_mu_: the fabric hung up (the socket is retired)
+  // Post's and PostMad's common part: `bytes` is the calling thread's buffer (Scratch).
+  void PostBytes(const std::string& bytes);
+  static std::string& Scratch();
   // Under socket_mu_: sends one message on the direct socket unless it would block (false).
   bool SendNow(const std::string& bytes);
   void FlushOutbox();   // the I/O thread, when the socket has room

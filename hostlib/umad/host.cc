@@ -93,37 +93,39 @@ IssmFiles& Files() {
 // ---------------------------------------------------------------------------------------------
 // struct ib_mad_addr (network order) <-> umad.proto Address (host order).
 
-void ToProto(const ib_mad_addr_t& a, Address* p) {
-  p->set_qpn(be32toh(a.qpn) & 0xFFFFFF);
-  p->set_qkey(be32toh(a.qkey));
-  p->set_lid(be16toh(a.lid));
-  p->set_sl(a.sl);
-  p->set_path_bits(a.path_bits);
-  p->set_pkey_index(a.pkey_index);
-  p->set_grh_present(a.grh_present != 0);
+transport::MadFrameAddress ToFrame(const ib_mad_addr_t& a) {
+  transport::MadFrameAddress f;
+  f.qpn = be32toh(a.qpn) & 0xFFFFFF;
+  f.qkey = be32toh(a.qkey);
+  f.lid = be16toh(a.lid);
+  f.sl = a.sl;
+  f.path_bits = a.path_bits;
+  f.pkey_index = a.pkey_index;
+  f.grh_present = a.grh_present != 0;
   if (a.grh_present) {
-    p->set_gid(a.gid, sizeof a.gid);
-    p->set_hop_limit(a.hop_limit);
-    p->set_traffic_class(a.traffic_class);
-    p->set_flow_label(be32toh(a.flow_label));
+    std::memcpy(f.gid, a.gid, sizeof f.gid);
+    f.hop_limit = a.hop_limit;
+    f.traffic_class = a.traffic_class;
+    f.flow_label = be32toh(a.flow_label);
   }
+  return f;
 }
 
-ib_mad_addr_t FromProto(const Address& p) {
+ib_mad_addr_t FromFrame(const transport::MadFrameAddress& f) {
   ib_mad_addr_t a;
   std::memset(&a, 0, sizeof a);
-  a.qpn = htobe32(p.qpn());
-  a.qkey = htobe32(p.qkey());
-  a.lid = htobe16(static_cast<uint16_t>(p.lid()));
-  a.sl = static_cast<uint8_t>(p.sl());
-  a.path_bits = static_cast<uint8_t>(p.path_bits());
-  a.pkey_index = static_cast<uint16_t>(p.pkey_index());
-  a.grh_present = p.grh_present() ? 1 : 0;
-  if (p.grh_present()) {
-    std::memcpy(a.gid, p.gid().data(), std::min(p.gid().size(), sizeof a.gid));
-    a.hop_limit = static_cast<uint8_t>(p.hop_limit());
-    a.traffic_class = static_cast<uint8_t>(p.traffic_class());
-    a.flow_label = htobe32(p.flow_label());
+  a.qpn = htobe32(f.qpn);
+  a.qkey = htobe32(f.qkey);
+  a.lid = htobe16(f.lid);
+  a.sl = f.sl;
+  a.path_bits = f.path_bits;
+  a.pkey_index = f.pkey_index;
+  a.grh_present = f.grh_present ? 1 : 0;
+  if (f.grh_present) {
+    std::memcpy(a.gid, f.gid, sizeof a.gid);
+    a.hop_limit = f.hop_limit;
+    a.traffic_class = f.traffic_class;
+    a.flow_label = htobe32(f.flow_label);
   }
   return a;
 }
@@ -317,13 +319,12 @@ int Host::Unregister(int fd, uint32_t agent_id) {
   return 0;
 }
 
-void Host::PostSend(const UmadFile& file, const std::vector<uint8_t>& umad) {
-  ToFabric msg;
-  ibemu::umad::Send* send = msg.mutable_send();
-  send->set_handle(file.handle);
-  send->set_mad(umad.data() + kUmadHeaderBytes, umad.size() - kUmadHeaderBytes);
-  ToProto(HeaderOf(umad).addr, send->mutable_addr());
-  link_.Post(msg);
+void Host::PostSend(uint32_t handle, const std::vector<uint8_t>& umad) {
+  transport::MadFrameHeader h;
+  h.kind = transport::MadFrameKind::kSend;
+  h.handle = handle;
+  h.addr = ToFrame(HeaderOf(umad).addr);
+  link_.PostMad(h, umad.data() + kUmadHeaderBytes, umad.size() - kUmadHeaderBytes);
 }
 
 void Host::WakeIoIfSoonerLocked() {
@@ -335,14 +336,14 @@ void Host::WakeIoIfSoonerLocked() {
 }
 
 void Host::PostWire(const UmadFile& file, const WireMads& wire) {
-  for (const auto& umad : wire) PostSend(file, umad);
+  for (const auto& umad : wire) PostSend(file.handle, umad);
 }
 
 int Host::Send(int fd, uint32_t agent_id, const uint8_t* umad, int length, int timeout_ms,
                int retries) {
   // ib_umad_write(): at least the common and RMPP headers.
   if (length < static_cast<int>(kRmppHeaderEnd)) return -EINVAL;
-  std::lock_guard lock(mu_);
+  std::unique_lock lock(mu_);
   UmadFile* file = FindLocked(fd);
   if (!file) return -EBADF;
   const Agent* agent = file->agents.Find(agent_id);
@@ -391,8 +392,14 @@ int Host::Send(int fd, uint32_t agent_id, const uint8_t* umad, int length, int t
     track.deadline = Clock::now() + track.timeout;
     file->sends.Track(std::move(track));
   }
-  PostSend(*file, sent);
   WakeIoIfSoonerLocked();  // the response timer
+  // The send itself goes out after the lock is let go: it wakes the fabric, which took several
+  // microseconds under the lock, and OpenSM's receiving thread, which needs the lock for every
+  // answer, waited on it (a futex wait and wake a MAD on both threads). Two threads' sends may
+  // then reach the fabric in either order, as two writes to a umad file may.
+  const uint32_t handle = file->handle;
+  lock.unlock();
+  PostSend(handle, sent);
   return 0;
 }
 
@@ -541,19 +548,27 @@ void Host::OnFabricMessage(const FromFabric& msg) {
   }
   if (!msg.has_receive()) return;
   const Receive& r = msg.receive();
-  if (r.mad().size() < kMadHeaderBytes) return;
+  ReceiveMad(r.handle(), FromFrame(transport::FromProto(r.addr())),
+             reinterpret_cast<const uint8_t*>(r.mad().data()), r.mad().size());
+}
+
+void Host::OnFabricMad(const transport::MadFrameHeader& h, const uint8_t* mad, size_t len) {
+  ReceiveMad(h.handle, FromFrame(h.addr), mad, len);
+}
+
+void Host::ReceiveMad(uint32_t handle, const ib_mad_addr_t& from, const uint8_t* bytes,
+                      size_t len) {
+  if (len < kMadHeaderBytes) return;
   std::lock_guard lock(mu_);
-  auto it = by_handle_.find(r.handle());
+  auto it = by_handle_.find(handle);
   if (it == by_handle_.end()) return;
   UmadFile& file = *it->second;
-  const auto* bytes = reinterpret_cast<const uint8_t*>(r.mad().data());
   const ConstMadView view{bytes};
   const Agent* agent = nullptr;
   if (IsResponseMad(view.method())) {
     agent = file.agents.ForHiTid(static_cast<uint32_t>(view.tid() >> 32));
   } else {
-    uint32_t oui =
-        IsVendorRange2(view.mgmt_class()) && r.mad().size() >= 40 ? view.vendor_oui() : 0;
+    uint32_t oui = IsVendorRange2(view.mgmt_class()) && len >= 40 ? view.vendor_oui() : 0;
     agent = file.agents.ForRequest(view.mgmt_class(), view.class_version(), view.method(), oui);
   }
   if (!agent) {
@@ -561,8 +576,7 @@ void Host::OnFabricMessage(const FromFabric& msg) {
                view.method(), static_cast<unsigned long long>(view.tid()));
     return;
   }
-  const ib_mad_addr_t from = FromProto(r.addr());
-  std::vector<uint8_t> mad(bytes, bytes + r.mad().size());
+  std::vector<uint8_t> mad(bytes, bytes + len);
   // ib_mad_complete_recv(): RMPP first. Segments, ACKs, STOPs and ABORTs stay here; a whole
   // message carries on like a single MAD.
   if (agent->KernelRmpp() && IsRmppClass(view.mgmt_class()) && mad.size() >= kRmppHeaderEnd &&
@@ -671,7 +685,7 @@ void Host::OnTimers(Clock::time_point now) {
     std::vector<const OutstandingSend*> resend;
     std::vector<OutstandingSend> expired;
     file->sends.Expire(now, resend, expired);
-    for (const OutstandingSend* s : resend) PostSend(*file, s->umad);
+    for (const OutstandingSend* s : resend) PostSend(file->handle, s->umad);
     WireMads wire;
     file->rmpp_sends.Expire(now, wire, expired);
     file->rmpp_recvs.Expire(now, wire);

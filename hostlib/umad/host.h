@@ -90,6 +90,7 @@ class Host final : public LinkListener {
   // LinkListener: on the I/O thread, or on a thread in Recv or Poll that took the direct socket's
   // messages in itself (FabricLink::TryReceive); one at a time either way.
   void OnFabricMessage(const FromFabric& msg) override;
+  void OnFabricMad(const transport::MadFrameHeader& h, const uint8_t* mad, size_t len) override;
   void OnReconnected() override;
   std::optional<Clock::time_point> NextDeadline() override;
   void OnTimers(Clock::time_point now) override;
@@ -113,9 +114,12 @@ class Host final : public LinkListener {
   // `taking_for_fd`: the caller pops from the file right after. 0, -ETIMEDOUT or -EIO.
   int WaitForInput(int fd, Clock::time_point deadline, int timeout_ms, bool taking_for_fd);
   void Push(UmadFile& file, std::vector<uint8_t> record);
+  // A MAD from the fabric for the umad file with this handle, however it came.
+  void ReceiveMad(uint32_t handle, const ib_mad_addr_t& from, const uint8_t* bytes, size_t len);
   // Makes the file's eventfd read as ready exactly while its queue holds a record.
   void SyncSignalLocked(UmadFile& file);
-  void PostSend(const UmadFile& file, const std::vector<uint8_t>& umad);
+  // Sends a MAD of the umad file with this handle; with or without mu_ held.
+  void PostSend(uint32_t handle, const std::vector<uint8_t>& umad);
   // After a timer may have been started: wakes the I/O thread only when the earliest timer is
   // now before the one it waits for (a wake-up on every send cost a context switch per MAD).
   void WakeIoIfSoonerLocked();

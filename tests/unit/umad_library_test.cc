@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "common/mad/mad_header.h"
+#include "common/transport/mad_frame_proto.h"
 #include "hostlib/umad/host.h"
 #include "umad.pb.h"
 
@@ -169,14 +170,27 @@ class FakeFabric {
     on_send_ = std::move(f);
   }
 
-  // A MAD arriving at the attached port for the client that attached `handle`.
+  // A MAD arriving at the attached port for the client that attached `handle`. Every other one
+  // comes as a frame (common/transport/mad_frame.h), as `ibemu up` sends them to a library that
+  // sends frames, and the rest as a Receive, as it sends them to one that does not: the library
+  // must take both.
   void Inject(uint32_t handle, const Mad& mad, const Address& from) {
-    FromFabric msg;
-    msg.mutable_receive()->set_handle(handle);
-    msg.mutable_receive()->set_mad(mad.data(), mad.size());
-    *msg.mutable_receive()->mutable_addr() = from;
+    std::string bytes;
+    if (injected_++ % 2 == 0) {
+      transport::MadFrameHeader h;
+      h.kind = transport::MadFrameKind::kReceive;
+      h.handle = handle;
+      h.addr = transport::FromProto(from);
+      transport::EncodeMadFrame(h, mad.data(), mad.size(), &bytes);
+    } else {
+      FromFabric msg;
+      msg.mutable_receive()->set_handle(handle);
+      msg.mutable_receive()->set_mad(mad.data(), mad.size());
+      *msg.mutable_receive()->mutable_addr() = from;
+      bytes = msg.SerializeAsString();
+    }
     std::lock_guard lock(mu_);
-    outbox_.emplace_back(handle, msg.SerializeAsString());
+    outbox_.emplace_back(handle, std::move(bytes));
   }
 
   // Answers a request as an SMA/GSA would: same TID, the R bit, from `from`.
@@ -304,7 +318,20 @@ class FakeFabric {
 
   void Handle(const std::string& peer, const std::string& body) {
     ToFabric msg;
-    ASSERT_TRUE(msg.ParseFromString(body));
+    if (transport::IsMadFrame(body.data(), body.size())) {
+      // The library sends its MADs as frames: recorded as the Send they stand for.
+      transport::MadFrameHeader h;
+      const uint8_t* mad;
+      size_t len;
+      ASSERT_TRUE(transport::DecodeMadFrame(body.data(), body.size(), &h, &mad, &len));
+      ASSERT_EQ(h.kind, transport::MadFrameKind::kSend);
+      umad::Send* sd = msg.mutable_send();
+      sd->set_handle(h.handle);
+      sd->set_mad(mad, len);
+      transport::ToProto(h.addr, sd->mutable_addr());
+    } else {
+      ASSERT_TRUE(msg.ParseFromString(body));
+    }
     std::function<void(const umad::Send&)> on_send;
     {
       std::lock_guard lock(mu_);
@@ -356,6 +383,7 @@ class FakeFabric {
   std::map<uint32_t, std::string> peers_;  // handle -> routing id
   std::optional<uint32_t> last_handle_;
   std::deque<std::pair<uint32_t, std::string>> outbox_;
+  std::atomic<uint64_t> injected_{0};
   std::function<void(const umad::Send&)> on_send_;
 };
 
@@ -636,27 +664,31 @@ TEST_P(UmadLibraryTest, ResponseGoesToTheSendingAgentWithTheSendersAddress) {
   int perf2 = umad_register(fd, kClassPerf, 1, 0, nullptr);
   ASSERT_GE(smi, 0);
   ASSERT_GE(perf2, 0);
-  Umad req(MakeMad(kClassPerf, 1, kGet, 0x77, 0x0012));
-  umad_set_addr(req.p(), 7, 1, 0, 0x80010000);
-  ASSERT_EQ(umad_send(fd, perf, req.p(), 256, 1000, 3), 0);
-
+  // Twice: the first answer comes as a frame, the second as a Receive (FakeFabric::Inject).
   Umad got;
   int len = 256;
-  ASSERT_EQ(umad_recv(fd, got.p(), &len, 2000), perf);
-  EXPECT_EQ(umad_status(got.p()), 0);
-  EXPECT_EQ(len, 256);
-  EXPECT_EQ(got.mad()[3], kGetResp);
-  EXPECT_EQ(TidOf(got.mad()) & 0xFFFFFFFF, 0x77u);
-  const ib_mad_addr_t* from = umad_get_mad_addr(got.p());
-  EXPECT_EQ(be16toh(from->lid), 7);
-  EXPECT_EQ(be32toh(from->qpn), 1u);
-  EXPECT_EQ(from->sl, 3);
-  EXPECT_EQ(umad_get_pkey(got.p()), 2);
+  for (uint64_t tid : {0x77u, 0x78u}) {
+    SCOPED_TRACE(tid == 0x77 ? "frame" : "protobuf");
+    Umad req(MakeMad(kClassPerf, 1, kGet, tid, 0x0012));
+    umad_set_addr(req.p(), 7, 1, 0, 0x80010000);
+    ASSERT_EQ(umad_send(fd, perf, req.p(), 256, 1000, 3), 0);
+    len = 256;
+    ASSERT_EQ(umad_recv(fd, got.p(), &len, 2000), perf);
+    EXPECT_EQ(umad_status(got.p()), 0);
+    EXPECT_EQ(len, 256);
+    EXPECT_EQ(got.mad()[3], kGetResp);
+    EXPECT_EQ(TidOf(got.mad()) & 0xFFFFFFFF, tid);
+    const ib_mad_addr_t* from = umad_get_mad_addr(got.p());
+    EXPECT_EQ(be16toh(from->lid), 7);
+    EXPECT_EQ(be32toh(from->qpn), 1u);
+    EXPECT_EQ(from->sl, 3);
+    EXPECT_EQ(umad_get_pkey(got.p()), 2);
+  }
 
   // Completed: no retry is sent and no timeout reported later.
   len = 256;
   EXPECT_EQ(umad_recv(fd, got.p(), &len, 1300), -ETIMEDOUT);
-  EXPECT_EQ(fabric_->Sends().size(), 1u);
+  EXPECT_EQ(fabric_->Sends().size(), 2u);
 }
 
 TEST_P(UmadLibraryTest, ResponsesNobodyWaitsForAreDropped) {
