@@ -576,15 +576,19 @@ void Host::ReceiveMad(uint32_t handle, const ib_mad_addr_t& from, const uint8_t*
                view.method(), static_cast<unsigned long long>(view.tid()));
     return;
   }
-  std::vector<uint8_t> mad(bytes, bytes + len);
   // ib_mad_complete_recv(): RMPP first. Segments, ACKs, STOPs and ABORTs stay here; a whole
-  // message carries on like a single MAD.
-  if (agent->KernelRmpp() && IsRmppClass(view.mgmt_class()) && mad.size() >= kRmppHeaderEnd &&
-      RmppHeader::Read(mad.data()).active()) {
-    mad.resize(std::max<size_t>(mad.size(), kMadBytes), 0);
-    auto whole = RmppReceiveLocked(file, *agent, mad.data(), from);
+  // message carries on like a single MAD. Anything else goes into its record straight from the
+  // message it came in.
+  std::vector<uint8_t> whole_message;
+  if (agent->KernelRmpp() && IsRmppClass(view.mgmt_class()) && len >= kRmppHeaderEnd &&
+      RmppHeader::Read(bytes).active()) {
+    std::vector<uint8_t> segment(bytes, bytes + len);
+    segment.resize(std::max<size_t>(len, kMadBytes), 0);
+    auto whole = RmppReceiveLocked(file, *agent, segment.data(), from);
     if (!whole) return;
-    mad = std::move(*whole);
+    whole_message = std::move(*whole);
+    bytes = whole_message.data();
+    len = whole_message.size();
   }
   // A response goes to the agent that sent the request, and only while that request is
   // outstanding: late duplicates and responses nobody waits for are dropped, as in ib_mad.
@@ -595,7 +599,7 @@ void Host::ReceiveMad(uint32_t handle, const ib_mad_addr_t& from, const uint8_t*
                static_cast<unsigned long long>(view.tid()));
     return;
   }
-  Push(file, MakeRecord(agent->id, 0, from, mad.data(), mad.size()));
+  Push(file, MakeRecord(agent->id, 0, from, bytes, len));
 }
 
 std::optional<std::vector<uint8_t>> Host::RmppReceiveLocked(UmadFile& file, const Agent& agent,
