@@ -42,7 +42,7 @@ class EventQueue {
   // seven pending) holds them all in current_, sorted, with cur_ at kAllCurrent: each event
   // in the ring would sit alone in its bucket, and moving the current bucket on to it (the search
   // of the ring's bitmaps, a cold line of head_ and of nodes_, a sort of one) cost more than the
-  // event's handler. It becomes a calendar again when a push would make it larger (LeaveSmall).
+  // event's handler. It becomes a calendar again when a push would make it larger (CurrentFull).
   static constexpr size_t kSmall = 8;
   static constexpr int64_t kAllCurrent = INT64_MAX / 4;
 

@@ -73,16 +73,17 @@ bool LocalChannel::Send(const std::string& id, const std::string& body) {
   if (it == clients_.end() || it->second.broken) return false;
   Client& c = it->second;
   // Straight out when nothing waits before it: held copies only what the socket cannot take.
-  if (c.held.empty()) {
-    int r = SendPacket(c.fd, body);
-    if (r > 0) return true;
-    if (r < 0) {
-      c.broken = true;
-      return false;
-    }
+  if (!c.held.empty()) {
+    c.held.push_back(body);
+    return Flush(c);
   }
-  c.held.push_back(body);
-  return Flush(c);
+  int r = SendPacket(c.fd, body);
+  if (r < 0) {
+    c.broken = true;
+    return false;
+  }
+  if (r == 0) c.held.push_back(body);  // no room: sent as the client reads
+  return true;
 }
 
 void LocalChannel::Poll(

@@ -1,7 +1,8 @@
 // The host libraries' channel as a Unix SOCK_SEQPACKET socket (FabricFiles::direct), beside the
 // ZeroMQ ROUTER of the same channel. A MAD from a tool then costs two thread wake-ups on its
 // way to the fabric and back (the service loop's, and the tool's) instead of a ZeroMQ I/O thread
-// at each end in each direction. Each packet is one serialized message; the kernel keeps their
+// at each end in each direction. Each packet is one message (a serialized umad.proto message or a
+// MAD frame, common/transport/mad_frame.h); the kernel keeps their
 // boundaries and their order, and tells the service when a client goes (ZeroMQ's ROUTER does
 // not). Clients are named like ROUTER peers, by an id string that no ZeroMQ peer can have, so the
 // service keeps one table of attachments for both.
@@ -43,7 +44,8 @@ class LocalChannel {
   bool Send(const std::string& id, const std::string& body);
   size_t clients() const { return clients_.size(); }
 
-  // A ToFabric is a few hundred bytes; as on the ROUTER, a client sending more is cut off.
+  // A ToFabric or a MAD frame is a few hundred bytes; as on the ROUTER, a client sending more is
+  // cut off.
   static constexpr size_t kMaxMessage = size_t{64} << 10;
 
  private:

@@ -171,7 +171,7 @@ void UmadService::Handle(const std::string& routing_id, std::string_view body) {
     // Not a frame of ours, or not one a program sends: nothing to answer, as for protobuf.
     if (transport::DecodeMadFrame(body.data(), body.size(), &h, &mad, &len) &&
         h.kind == transport::MadFrameKind::kSend)
-      HandleSend(routing_id, h.handle, h.addr, mad, len, true);
+      HandleSend(routing_id, h.handle, h.addr, mad, len);
     return;
   }
   umad::ToFabric req;
@@ -273,13 +273,14 @@ void UmadService::Handle(const std::string& routing_id, std::string_view body) {
       r->set_ok(n >= 0);
       r->set_error(err);
       r->set_handle(a.handle());
+      r->set_mad_frames(true);
       if (n >= 0) {
         auto& v = attached_[{static_cast<engine::LpId>(n), static_cast<int>(a.port())}];
         // Attach is idempotent: a library that reconnects attaches again with the same handle.
         std::erase_if(v, [&](const Client& c) {
           return c.routing_id == routing_id && c.handle == a.handle();
         });
-        v.push_back({routing_id, a.handle()});
+        v.push_back({routing_id, a.handle(), a.mad_frames()});
         describe(n, r->mutable_ca());
       }
       Reply(routing_id, rep.SerializeAsString());
@@ -305,7 +306,7 @@ void UmadService::Handle(const std::string& routing_id, std::string_view body) {
     case umad::ToFabric::kSend: {
       const umad::Send& sd = req.send();
       HandleSend(routing_id, sd.handle(), transport::FromProto(sd.addr()),
-                 reinterpret_cast<const uint8_t*>(sd.mad().data()), sd.mad().size(), false);
+                 reinterpret_cast<const uint8_t*>(sd.mad().data()), sd.mad().size());
       return;
     }
     case umad::ToFabric::kVerbs:
@@ -317,13 +318,12 @@ void UmadService::Handle(const std::string& routing_id, std::string_view body) {
 }
 
 void UmadService::HandleSend(const std::string& routing_id, uint32_t handle,
-                             const transport::MadFrameAddress& addr, const uint8_t* mad, size_t len,
-                             bool frame) {
+                             const transport::MadFrameAddress& addr, const uint8_t* mad,
+                             size_t len) {
   if (len != engine::kMadBytes) return;  // the library never sends other sizes
   for (auto& [key, v] : attached_)
-    for (Client& c : v) {
+    for (const Client& c : v) {
       if (c.routing_id != routing_id || c.handle != handle) continue;
-      c.frames = frame;
       mgmt::ManagedNode& d = *f_.devices[key.first];
       engine::Packet* pkt = part_.pool().Get();
       mgmt::MadAddress a;

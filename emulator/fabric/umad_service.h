@@ -74,15 +74,14 @@ class UmadService : public mgmt::MadClient, public hca::VerbsClient {
   struct Client {
     std::string routing_id;
     uint32_t handle = 0;
-    // It sends its MADs as frames (common/transport/mad_frame.h), so it takes them that way too;
-    // a library that never sent one is answered in protobuf.
+    // It asked at Attach for its MADs as frames (common/transport/mad_frame.h); a library that
+    // did not (one from before them) gets Receive messages.
     bool frames = false;
   };
   void Handle(const std::string& routing_id, std::string_view body);
   // A MAD an attached program sends (a Send, or a frame of one).
   void HandleSend(const std::string& routing_id, uint32_t handle,
-                  const transport::MadFrameAddress& addr, const uint8_t* mad, size_t len,
-                  bool frame);
+                  const transport::MadFrameAddress& addr, const uint8_t* mad, size_t len);
   int FindNode(const std::string& name) const;
   // The node one of whose ports has `lid` (within its LMC range), or "LID n".
   std::string NodeOfLid(uint16_t lid) const;

@@ -91,7 +91,7 @@ IssmFiles& Files() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// struct ib_mad_addr (network order) <-> umad.proto Address (host order).
+// struct ib_mad_addr (network order) <-> a MAD frame's address (host order).
 
 transport::MadFrameAddress ToFrame(const ib_mad_addr_t& a) {
   transport::MadFrameAddress f;
@@ -250,6 +250,7 @@ int Host::OpenPort(const char* ca_name, int portnum) {
   msg.mutable_attach()->set_node(cfg_.node);
   msg.mutable_attach()->set_port(static_cast<uint32_t>(portnum));
   msg.mutable_attach()->set_handle(handle);
+  msg.mutable_attach()->set_mad_frames(true);
   auto reply = link_.Call(msg, cfg_.query_timeout);
   bool ok = reply && reply->has_attached() && reply->attached().ok();
   std::lock_guard lock(mu_);
@@ -265,6 +266,7 @@ int Host::OpenPort(const char* ca_name, int portnum) {
     close(fd);
     return reply ? -EINVAL : -EIO;
   }
+  files_[fd]->frames = reply->attached().mad_frames();
   if (auto it = issm_.find(portnum); it != issm_.end() && it->second.asserted) {
     files_[fd]->issm = true;
     PostIsSm(*files_[fd], true);
@@ -319,12 +321,21 @@ int Host::Unregister(int fd, uint32_t agent_id) {
   return 0;
 }
 
-void Host::PostSend(uint32_t handle, const std::vector<uint8_t>& umad) {
+void Host::PostSend(uint32_t handle, bool frames, const std::vector<uint8_t>& umad) {
   transport::MadFrameHeader h;
   h.kind = transport::MadFrameKind::kSend;
   h.handle = handle;
   h.addr = ToFrame(HeaderOf(umad).addr);
-  link_.PostMad(h, umad.data() + kUmadHeaderBytes, umad.size() - kUmadHeaderBytes);
+  if (frames) {
+    link_.PostMad(h, umad.data() + kUmadHeaderBytes, umad.size() - kUmadHeaderBytes);
+    return;
+  }
+  ToFabric msg;
+  ibemu::umad::Send* send = msg.mutable_send();
+  send->set_handle(handle);
+  send->set_mad(umad.data() + kUmadHeaderBytes, umad.size() - kUmadHeaderBytes);
+  transport::ToProto(h.addr, send->mutable_addr());
+  link_.Post(msg);
 }
 
 void Host::WakeIoIfSoonerLocked() {
@@ -336,7 +347,7 @@ void Host::WakeIoIfSoonerLocked() {
 }
 
 void Host::PostWire(const UmadFile& file, const WireMads& wire) {
-  for (const auto& umad : wire) PostSend(file.handle, umad);
+  for (const auto& umad : wire) PostSend(file.handle, file.frames, umad);
 }
 
 int Host::Send(int fd, uint32_t agent_id, const uint8_t* umad, int length, int timeout_ms,
@@ -398,8 +409,9 @@ int Host::Send(int fd, uint32_t agent_id, const uint8_t* umad, int length, int t
   // answer, waited on it (a futex wait and wake a MAD on both threads). Two threads' sends may
   // then reach the fabric in either order, as two writes to a umad file may.
   const uint32_t handle = file->handle;
+  const bool frames = file->frames;
   lock.unlock();
-  PostSend(handle, sent);
+  PostSend(handle, frames, sent);
   return 0;
 }
 
@@ -541,9 +553,16 @@ int Host::WaitForInput(int fd, Clock::time_point deadline, int timeout_ms, bool 
 }
 
 void Host::OnFabricMessage(const FromFabric& msg) {
-  if (msg.has_attached() && !msg.attached().ok()) {
-    Warn("attach", "the fabric refused handle %u: %s", msg.attached().handle(),
-         msg.attached().error().c_str());
+  if (msg.has_attached()) {
+    // The answer to an Attach sent again after a reconnection: the fabric may be another build.
+    if (!msg.attached().ok()) {
+      Warn("attach", "the fabric refused handle %u: %s", msg.attached().handle(),
+           msg.attached().error().c_str());
+      return;
+    }
+    std::lock_guard lock(mu_);
+    if (auto it = by_handle_.find(msg.attached().handle()); it != by_handle_.end())
+      it->second->frames = msg.attached().mad_frames();
     return;
   }
   if (!msg.has_receive()) return;
@@ -654,6 +673,7 @@ void Host::OnReconnected() {
     msg.mutable_attach()->set_node(cfg_.node);
     msg.mutable_attach()->set_port(static_cast<uint32_t>(file->portnum));
     msg.mutable_attach()->set_handle(file->handle);
+    msg.mutable_attach()->set_mad_frames(true);
     link_.Post(msg);
     if (file->issm) PostIsSm(*file, true);
   }
@@ -689,7 +709,7 @@ void Host::OnTimers(Clock::time_point now) {
     std::vector<const OutstandingSend*> resend;
     std::vector<OutstandingSend> expired;
     file->sends.Expire(now, resend, expired);
-    for (const OutstandingSend* s : resend) PostSend(file->handle, s->umad);
+    for (const OutstandingSend* s : resend) PostSend(file->handle, file->frames, s->umad);
     WireMads wire;
     file->rmpp_sends.Expire(now, wire, expired);
     file->rmpp_recvs.Expire(now, wire);

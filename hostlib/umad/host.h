@@ -47,6 +47,9 @@ struct UmadFile {
   std::deque<std::vector<uint8_t>> queue;  // struct ib_user_mad header + MAD, ready to read
   bool signaled = false;                   // the eventfd (fd) reads as ready
   bool issm = false;                       // IsSM asserted through this attachment
+  // The fabric takes this attachment's MADs as frames (Attached.mad_frames); an `ibemu up` from
+  // before them takes Send messages only.
+  bool frames = false;
 };
 
 class Host final : public LinkListener {
@@ -118,8 +121,9 @@ class Host final : public LinkListener {
   void ReceiveMad(uint32_t handle, const ib_mad_addr_t& from, const uint8_t* bytes, size_t len);
   // Makes the file's eventfd read as ready exactly while its queue holds a record.
   void SyncSignalLocked(UmadFile& file);
-  // Sends a MAD of the umad file with this handle; with or without mu_ held.
-  void PostSend(uint32_t handle, const std::vector<uint8_t>& umad);
+  // Sends a MAD of the umad file with this handle (as a frame when `frames`); with or without mu_
+  // held.
+  void PostSend(uint32_t handle, bool frames, const std::vector<uint8_t>& umad);
   // After a timer may have been started: wakes the I/O thread only when the earliest timer is
   // now before the one it waits for (a wake-up on every send cost a context switch per MAD).
   void WakeIoIfSoonerLocked();

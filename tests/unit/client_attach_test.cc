@@ -10,6 +10,7 @@
 
 #include "common/mad/mad_header.h"
 #include "common/mad/smp_attributes.h"
+#include "common/transport/mad_frame_proto.h"
 #include "emulator/fabric/umad_service.h"
 #include "tests/fuzz/fuzz_fabric.h"
 #include "umad.pb.h"
@@ -125,6 +126,93 @@ TEST_F(ClientAttach, AReceivedMadNamesTheIndexOfItsPKeyInThePortsTable) {
     EXPECT_EQ(static_cast<uint8_t>(r.receive().mad()[3]), mad::method::kGetResp);
     EXPECT_EQ(r.receive().addr().pkey_index(), index);
     EXPECT_EQ(r.receive().addr().lid(), 5u);
+  }
+}
+
+// A program whose library asked for frames at Attach gets its MADs as frames, one from before
+// them gets Receive messages, and both see the same address: here both are attached to H1's port,
+// the first sends a PerfMgt Get (to its port's LID, P_Key index 3) and an SMP Get NodeInfo (LID
+// routed) as frames, and each answer reaches both programs, each in its own form.
+TEST_F(ClientAttach, MadsGoAsFramesToTheProgramsThatAskedAndAsReceivesToTheOthers) {
+  const int h1 = w_.s.topo.FindNode("H1");
+  mgmt::PortMgmt& pm = w_.f->devices[h1]->port_mgmt(1);
+  pm.lid = 5;
+  pm.pkeys = {0xFFFF, 0x0001, 0x0002, 0x8001};
+  umad::ToFabric m;
+  m.set_request(4);
+  m.mutable_attach()->set_node("H1");
+  m.mutable_attach()->set_port(1);
+  m.mutable_attach()->set_handle(4);
+  m.mutable_attach()->set_mad_frames(true);
+  Send(m);
+  umad::Attached a = Reply().attached();
+  ASSERT_TRUE(a.ok());
+  EXPECT_TRUE(a.mad_frames());
+  zmq::socket_t old{ctx_, zmq::socket_type::dealer};  // a library from before frames
+  old.set(zmq::sockopt::routing_id, "old");
+  old.set(zmq::sockopt::linger, 0);
+  old.connect("inproc://client-attach");
+  m.mutable_attach()->set_handle(9);
+  m.mutable_attach()->set_mad_frames(false);
+  std::string b = m.SerializeAsString();
+  old.send(zmq::buffer(b), zmq::send_flags::none);
+  service_->Poll();
+  zmq::message_t reply;
+  ASSERT_TRUE(old.recv(reply, zmq::recv_flags::dontwait));
+
+  struct Case {
+    uint8_t mgmt_class;
+    uint16_t attr;
+    uint32_t qpn;
+    uint16_t pkey_index;  // sent
+    uint16_t answered_index;
+  };
+  for (const Case& c : {Case{mad::mgmt_class::kPerf, mad::attr::kClassPortInfo, 1, 3, 3},
+                        Case{mad::mgmt_class::kSubnLid, mad::attr::kNodeInfo, 0, 0, 0}}) {
+    SCOPED_TRACE(c.qpn == 0 ? "SMP" : "GMP");
+    engine::MadBytes mad{};
+    mad::Set(mad.data(), mad::hdr::kBaseVersion, 1);
+    mad::Set(mad.data(), mad::hdr::kMgmtClass, c.mgmt_class);
+    mad::Set(mad.data(), mad::hdr::kClassVersion, 1);
+    mad::Set(mad.data(), mad::hdr::kMethod, mad::method::kGet);
+    mad::Set(mad.data(), mad::hdr::kTid, 0x42);
+    mad::Set(mad.data(), mad::hdr::kAttrId, c.attr);
+    transport::MadFrameHeader h;
+    h.kind = transport::MadFrameKind::kSend;
+    h.handle = 4;
+    h.addr.lid = 5;
+    h.addr.qpn = c.qpn;
+    h.addr.qkey = c.qpn == 0 ? 0 : mad::kQp1QKey;
+    h.addr.pkey_index = c.pkey_index;
+    std::string frame;
+    transport::EncodeMadFrame(h, mad.data(), mad.size(), &frame);
+    client_.send(zmq::buffer(frame), zmq::send_flags::none);
+    service_->Poll();
+    w_.part->RunUntil(w_.part->now() + 100 * link::kPsPerUs);
+
+    zmq::message_t got;
+    ASSERT_TRUE(client_.recv(got, zmq::recv_flags::dontwait));
+    transport::MadFrameHeader rh;
+    const uint8_t* rmad;
+    size_t rlen;
+    ASSERT_TRUE(transport::DecodeMadFrame(got.data(), got.size(), &rh, &rmad, &rlen));
+    EXPECT_EQ(rh.kind, transport::MadFrameKind::kReceive);
+    EXPECT_EQ(rh.handle, 4u);
+    ASSERT_EQ(rlen, engine::kMadBytes);
+    EXPECT_EQ(rmad[3], mad::method::kGetResp);
+    EXPECT_EQ(rh.addr.lid, 5);
+    EXPECT_EQ(rh.addr.qpn, c.qpn);
+    EXPECT_EQ(rh.addr.pkey_index, c.answered_index);
+
+    ASSERT_TRUE(old.recv(got, zmq::recv_flags::dontwait));
+    umad::FromFabric r;
+    ASSERT_TRUE(r.ParseFromArray(got.data(), static_cast<int>(got.size())));
+    ASSERT_TRUE(r.has_receive());
+    EXPECT_EQ(r.receive().handle(), 9u);
+    EXPECT_EQ(r.receive().mad(), std::string(reinterpret_cast<const char*>(rmad), rlen));
+    EXPECT_EQ(r.receive().addr().lid(), 5u);
+    EXPECT_EQ(r.receive().addr().qpn(), c.qpn);
+    EXPECT_EQ(r.receive().addr().pkey_index(), c.answered_index);
   }
 }
 

@@ -108,6 +108,12 @@ class Reference {
     pending_.erase(it);
     return testing::AssertionSuccess();
   }
+  // A look at the next event, then an event at the clock (before it, or tied with it): what a
+  // partition sees when a neighbour's event arrives after it looked ahead.
+  void PeekThenPushAtTheClock(LpId lp, LpId src) {
+    if (!pending_.empty()) q_.top_time();
+    Push(0, lp, src);
+  }
   void Drain() { ExpectDrainsInOrder(q_, pending_); }
 
  private:
@@ -159,7 +165,9 @@ TEST(EventQueue, AQueueThatGrowsAndShrinksAcrossTheSmallSizeStaysInOrder) {
   for (int step = 0; step < 300000; ++step) {
     // Drift between about 2 and 14 pending, in runs, so both sizes last a while.
     size_t want = (step / 500) % 2 ? 12 : 3;
-    if (ref.pending() == 0 || rng() % 100 < (ref.pending() < want ? 70u : 30u)) {
+    if (rng() % 10 == 0) {
+      ref.PeekThenPushAtTheClock(static_cast<LpId>(rng() % 3), static_cast<LpId>(rng() % 3));
+    } else if (ref.pending() == 0 || rng() % 100 < (ref.pending() < want ? 70u : 30u)) {
       SimTime ahead;
       switch (rng() % 6) {
         case 0:
@@ -187,7 +195,24 @@ TEST(EventQueue, AQueueThatGrowsAndShrinksAcrossTheSmallSizeStaysInOrder) {
 
 TEST(EventQueue, AnEventBeforeTheBucketTheQueueLookedAheadToComesFirst) {
   // The partition peeks at the next event (far ahead), then an event arrives from another
-  // partition at an earlier time that is still not before its clock.
+  // partition at an earlier time that is still not before its clock. First as a calendar (more
+  // events than a small queue holds, each in a bucket of its own), the current bucket moved on
+  // to the first of them by the peek.
+  {
+    EventQueue q;
+    std::vector<Event> v;
+    for (uint64_t k = 0; k < 12; ++k) v.push_back(Ev(10'000'000 + SimTime(k) * 1000, 1, 1, k));
+    for (const Event& e : v) q.Push(e);
+    EXPECT_EQ(q.top_time(), 10'000'000);
+    ASSERT_FALSE(q.small());
+    v.push_back(Ev(2'000, 1, 2, 100));
+    v.push_back(Ev(9'999'999, 0, 2, 101));
+    q.Push(v[v.size() - 2]);
+    q.Push(v.back());
+    EXPECT_EQ(q.top_time(), 2'000);
+    ExpectDrainsInOrder(q, v);
+  }
+  // Then as a small queue.
   EventQueue q;
   q.Push(Ev(10'000'000, 1, 1, 0));
   EXPECT_EQ(q.top_time(), 10'000'000);

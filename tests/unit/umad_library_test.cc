@@ -230,6 +230,10 @@ class FakeFabric {
     std::lock_guard lock(mu_);
     return last_handle_;
   }
+  // Whether Attached says the fabric takes MADs as frames (an `ibemu up` from before them does
+  // not), and how many MADs came as frames.
+  void set_takes_frames(bool on) { takes_frames_ = on; }
+  uint64_t frames_received() const { return frames_received_; }
 
  private:
   void Run() {
@@ -325,6 +329,8 @@ class FakeFabric {
       size_t len;
       ASSERT_TRUE(transport::DecodeMadFrame(body.data(), body.size(), &h, &mad, &len));
       ASSERT_EQ(h.kind, transport::MadFrameKind::kSend);
+      ASSERT_TRUE(takes_frames_) << "a frame to a fabric that said it takes none";
+      ++frames_received_;
       umad::Send* sd = msg.mutable_send();
       sd->set_handle(h.handle);
       sd->set_mad(mad, len);
@@ -360,6 +366,7 @@ class FakeFabric {
       bool ok = msg.attach().node() == "H1" && msg.attach().port() >= 1 && msg.attach().port() <= 2;
       reply.mutable_attached()->set_ok(ok);
       reply.mutable_attached()->set_handle(msg.attach().handle());
+      reply.mutable_attached()->set_mad_frames(takes_frames_);
       if (!ok) reply.mutable_attached()->set_error("no such port");
       Reply(peer, reply);
     } else if (msg.has_send() && on_send) {
@@ -384,6 +391,8 @@ class FakeFabric {
   std::optional<uint32_t> last_handle_;
   std::deque<std::pair<uint32_t, std::string>> outbox_;
   std::atomic<uint64_t> injected_{0};
+  std::atomic<bool> takes_frames_{true};
+  std::atomic<uint64_t> frames_received_{0};
   std::function<void(const umad::Send&)> on_send_;
 };
 
@@ -689,6 +698,37 @@ TEST_P(UmadLibraryTest, ResponseGoesToTheSendingAgentWithTheSendersAddress) {
   len = 256;
   EXPECT_EQ(umad_recv(fd, got.p(), &len, 1300), -ETIMEDOUT);
   EXPECT_EQ(fabric_->Sends().size(), 2u);
+}
+
+// The library asks for frames at Attach and sends its MADs as frames only to a fabric that said it
+// takes them: an `ibemu up` from before frames gets Send messages, and still answers.
+TEST_P(UmadLibraryTest, MadsGoAsFramesOnlyToAFabricThatTakesThem) {
+  for (bool takes : {true, false}) {
+    SCOPED_TRACE(takes ? "fabric takes frames" : "fabric from before frames");
+    StartFabric();
+    fabric_->set_takes_frames(takes);
+    fabric_->OnSend([&](const umad::Send& s) { fabric_->Respond(s, From(7, 1, 3, 2)); });
+    int fd = OpenPort();
+    int perf = umad_register(fd, kClassPerf, 1, 0, nullptr);
+    ASSERT_GE(perf, 0);
+    bool asked = false;
+    for (const auto& m : fabric_->Received())
+      if (m.has_attach()) asked = m.attach().mad_frames();
+    EXPECT_TRUE(asked);
+    Umad req(MakeMad(kClassPerf, 1, kGet, 0x55, 0x0012));
+    umad_set_addr(req.p(), 7, 1, 3, 0x80010000);
+    ASSERT_EQ(umad_send(fd, perf, req.p(), 256, 1000, 3), 0);
+    Umad got;
+    int len = 256;
+    ASSERT_EQ(umad_recv(fd, got.p(), &len, 2000), perf);
+    EXPECT_EQ(TidOf(got.mad()) & 0xFFFFFFFF, 0x55u);
+    ASSERT_EQ(fabric_->Sends().size(), 1u);
+    EXPECT_EQ(fabric_->Sends()[0].addr().sl(), 3u);
+    EXPECT_EQ(fabric_->frames_received(), takes ? 1u : 0u);
+    umad_close_port(fd);
+    Host::ResetForTesting();
+    fabric_.reset();
+  }
 }
 
 TEST_P(UmadLibraryTest, ResponsesNobodyWaitsForAreDropped) {
