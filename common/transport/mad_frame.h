@@ -6,8 +6,9 @@
 //
 // Both encodings share the sockets: a protobuf message never starts with a zero byte (its first
 // byte is a field's tag, and field number 0 does not exist), and a frame always does. The two
-// ends are one build on one host (the sockets are local), so the header is copied as it lies in
-// memory.
+// ends agree on frames at Attach (umad.proto's mad_frames) and are on one host (the sockets are
+// local), so the header is copied as it lies in memory. Its layout is fixed (the static_assert
+// below): a change to it needs a new kind, or a new Attach field, for builds to tell it apart.
 #pragma once
 #include <cstddef>
 #include <cstdint>

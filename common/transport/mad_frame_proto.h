@@ -22,6 +22,11 @@ inline void ToProto(const MadFrameAddress& f, umad::Address* a) {
     a->set_hop_limit(f.hop_limit);
     a->set_traffic_class(f.traffic_class);
     a->set_flow_label(f.flow_label);
+  } else {  // a reused message keeps nothing of an earlier address's GRH
+    a->clear_gid();
+    a->clear_hop_limit();
+    a->clear_traffic_class();
+    a->clear_flow_label();
   }
 }
 

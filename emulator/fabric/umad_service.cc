@@ -363,7 +363,7 @@ bool UmadService::Deliver(engine::LpId lp, int port, const engine::MadBytes& mad
   // An SMP's completion (QP0) names index 0, as mlx5 reports it; a GMP's the entry its P_Key
   // matches.
   h.addr.pkey_index = from.dest_qp == 0 ? 0 : f_.devices[lp]->port_mgmt(port).PKeyIndex(from.pkey);
-  // For a client that sends protobuf: one message for every answer, its fields overwritten
+  // For a client that did not ask for frames: one message for every answer, its fields overwritten
   // (building and destroying a FromFabric with its Receive and Address for each cost more than
   // the rest of this function), filled when the first such client is met.
   umad::FromFabric& rep = *deliver_msg_;

@@ -674,6 +674,9 @@ void Host::OnReconnected() {
     msg.mutable_attach()->set_port(static_cast<uint32_t>(file->portnum));
     msg.mutable_attach()->set_handle(file->handle);
     msg.mutable_attach()->set_mad_frames(true);
+    // The fabric may have come back as another build: Send messages, which every build takes,
+    // until its Attached says it takes frames.
+    file->frames = false;
     link_.Post(msg);
     if (file->issm) PostIsSm(*file, true);
   }

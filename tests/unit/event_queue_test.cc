@@ -189,7 +189,7 @@ TEST(EventQueue, AQueueThatGrowsAndShrinksAcrossTheSmallSizeStaysInOrder) {
       ASSERT_LE(q.size(), 8u);
     }
   }
-  EXPECT_GT(crossings, 200);  // 764 with this seed
+  EXPECT_GT(crossings, 200);
   ref.Drain();
 }
 
