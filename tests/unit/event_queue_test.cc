@@ -97,16 +97,16 @@ class Reference {
     q_.Push(e);
     pending_.push_back(e);
   }
-  testing::AssertionResult PopMatches() {
+  ::testing::AssertionResult PopMatches() {
     auto it = std::min_element(pending_.begin(), pending_.end(), EventBefore);
     if (q_.top_time() != it->time)
-      return testing::AssertionFailure() << "top at " << q_.top_time() << ", want " << it->time;
+      return ::testing::AssertionFailure() << "top at " << q_.top_time() << ", want " << it->time;
     Event got = q_.Pop();
     if (got.seq != it->seq)
-      return testing::AssertionFailure() << "popped seq " << got.seq << ", want " << it->seq;
+      return ::testing::AssertionFailure() << "popped seq " << got.seq << ", want " << it->seq;
     now_ = got.time;
     pending_.erase(it);
-    return testing::AssertionSuccess();
+    return ::testing::AssertionSuccess();
   }
   // A look at the next event, then an event at the clock (before it, or tied with it): what a
   // partition sees when a neighbour's event arrives after it looked ahead.
