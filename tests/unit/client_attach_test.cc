@@ -204,12 +204,15 @@ TEST_F(ClientAttach, MadsGoAsFramesToTheProgramsThatAskedAndAsReceivesToTheOther
     EXPECT_EQ(rh.addr.qpn, c.qpn);
     EXPECT_EQ(rh.addr.pkey_index, c.answered_index);
 
+    const std::string framed_mad(reinterpret_cast<const char*>(rmad),
+                                 rlen);  // before got is reused
+
     ASSERT_TRUE(old.recv(got, zmq::recv_flags::dontwait));
     umad::FromFabric r;
     ASSERT_TRUE(r.ParseFromArray(got.data(), static_cast<int>(got.size())));
     ASSERT_TRUE(r.has_receive());
     EXPECT_EQ(r.receive().handle(), 9u);
-    EXPECT_EQ(r.receive().mad(), std::string(reinterpret_cast<const char*>(rmad), rlen));
+    EXPECT_EQ(r.receive().mad(), framed_mad);
     EXPECT_EQ(r.receive().addr().lid(), 5u);
     EXPECT_EQ(r.receive().addr().qpn(), c.qpn);
     EXPECT_EQ(r.receive().addr().pkey_index(), c.answered_index);
