@@ -76,4 +76,10 @@ inline bool DecodeMadFrame(const void* data, size_t size, MadFrameHeader* h, con
   return true;
 }
 
+// As above, and of kind `want`: a fabric takes only Sends, a library only Receives.
+inline bool DecodeMadFrame(const void* data, size_t size, MadFrameKind want, MadFrameHeader* h,
+                           const uint8_t** mad, size_t* len) {
+  return DecodeMadFrame(data, size, h, mad, len) && h->kind == want;
+}
+
 }  // namespace ibemu::transport

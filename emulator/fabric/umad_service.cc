@@ -169,8 +169,8 @@ void UmadService::Handle(const std::string& routing_id, std::string_view body) {
     const uint8_t* mad;
     size_t len;
     // Not a frame of ours, or not one a program sends: nothing to answer, as for protobuf.
-    if (transport::DecodeMadFrame(body.data(), body.size(), &h, &mad, &len) &&
-        h.kind == transport::MadFrameKind::kSend)
+    if (transport::DecodeMadFrame(body.data(), body.size(), transport::MadFrameKind::kSend, &h,
+                                  &mad, &len))
       HandleSend(routing_id, h.handle, h.addr, mad, len);
     return;
   }

@@ -293,8 +293,7 @@ void FabricLink::Dispatch(const void* data, size_t size) {
     transport::MadFrameHeader h;
     const uint8_t* mad;
     size_t len;
-    if (!transport::DecodeMadFrame(data, size, &h, &mad, &len) ||
-        h.kind != transport::MadFrameKind::kReceive) {
+    if (!transport::DecodeMadFrame(data, size, transport::MadFrameKind::kReceive, &h, &mad, &len)) {
       HOST_TRACE("malformed MAD frame from the fabric dropped (%zu bytes)", size);
       return;
     }

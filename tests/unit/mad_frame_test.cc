@@ -109,6 +109,15 @@ TEST(MadFrame, WhatIsNotAWholeFrameOfAKnownKindIsRefused) {
     bad[1] = static_cast<char>(kind);
     EXPECT_FALSE(DecodeMadFrame(bad.data(), bad.size(), &got, &p, &len)) << int{kind};
   }
+  // A Send where a Receive is wanted (what a library takes from the fabric), and the reverse.
+  EXPECT_TRUE(DecodeMadFrame(good.data(), good.size(), MadFrameKind::kSend, &got, &p, &len));
+  EXPECT_FALSE(DecodeMadFrame(good.data(), good.size(), MadFrameKind::kReceive, &got, &p, &len));
+  std::string received = good;
+  received[1] = static_cast<char>(MadFrameKind::kReceive);
+  EXPECT_TRUE(
+      DecodeMadFrame(received.data(), received.size(), MadFrameKind::kReceive, &got, &p, &len));
+  EXPECT_FALSE(
+      DecodeMadFrame(received.data(), received.size(), MadFrameKind::kSend, &got, &p, &len));
 }
 
 }  // namespace
