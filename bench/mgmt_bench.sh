@@ -37,11 +37,13 @@ wait_for() {
 # (grep, sleep, date, bc) every 20 ms on the two cores OpenSM and the simulator share, which also
 # keeps a core from going idle; perf sched put a similar loop at a tenth of a core. Bash builtins
 # only: the log read on from where it was (a line still being written is kept until its end
-# comes), and a 5 ms nap as a read with a timeout on a pipe that nothing writes.
+# comes), and a 5 ms nap as a read with a timeout on a pipe that nothing writes (opened for
+# reading and writing, so the read never sees its end). Microseconds as EPOCHREALTIME's digits:
+# its separator is the locale's.
 exec {NAP_FD}<> <(:)
 nap() { read -r -t "$1" -u "$NAP_FD" _ || true; }
 wait_up() {  # $1 = OpenSM's log
-  local line part='' fd='' t0=${EPOCHREALTIME/./}
+  local line part='' fd='' t0=${EPOCHREALTIME//[!0-9]/}
   while :; do
     if [ -z "$fd" ] && [ -e "$1" ]; then exec {fd}< "$1"; fi
     if [ -n "$fd" ]; then
@@ -55,7 +57,7 @@ wait_up() {  # $1 = OpenSM's log
       done
       part+=$line
     fi
-    if ((${EPOCHREALTIME/./} - t0 > 120000000)); then
+    if ((${EPOCHREALTIME//[!0-9]/} - t0 > 120000000)); then
       echo "mgmt_bench: gave up after 120 s waiting for SUBNET UP in $1" >&2
       exit 1
     fi
