@@ -34,8 +34,8 @@ wait_for() {
   done
 }
 # The wait for SUBNET UP, during the OpenSM rows, starts no process. As a wait_for it started four
-# (grep, sleep, date, bc) every 20 ms on the two cores OpenSM and the simulator share, which also
-# keeps a core from going idle; perf sched put a similar loop at a tenth of a core. Bash builtins
+# (grep, sleep, date, bc) every 20 ms on the two cores OpenSM and the simulator share; perf sched
+# put a similar loop (grep and sleep every 5 ms) at a tenth of a core. Bash builtins
 # only: the log read on from where it was (a line still being written is kept until its end
 # comes), and a 5 ms nap as a read with a timeout on a pipe that nothing writes (opened for
 # reading and writing, so the read never sees its end). Microseconds as EPOCHREALTIME's digits:
