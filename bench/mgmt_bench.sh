@@ -5,6 +5,9 @@
 # and the CPU time the simulator and OpenSM each use while OpenSM brings a running fabric up.
 #   bench/mgmt_bench.sh [TOPOLOGY_FILE]
 # Needs a build (scripts/build.sh) and the packages of scripts/install-deps.sh.
+# With RTT=1 OpenSM's sweeps on a fabric that is up (the "opensm start to SUBNET UP" row) run with
+# bench/umad_rtt.cc preloaded on both sides, and each sweep's MAD round trips as OpenSM saw them
+# are printed at the end; the timer's own work is then in those rows' times.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 B=${IBEMU_BUILD_DIR:-build}/emulator/ibemu
@@ -71,6 +74,13 @@ HOST=$(awk '/^Ca/ {gsub(/"/, "", $3); print $3; exit}' "$TOPO")
 TCK=$(getconf CLK_TCK)
 cpu_of() { awk -v t="$TCK" '{printf "%.3f\n", ($14 + $15) / t}' "/proc/$1/stat"; }
 ROUNDS=${ROUNDS:-3}
+E_RTT=() S_PRELOAD=''
+if [ "${RTT:-0}" = 1 ]; then
+  RTT_SO=$(realpath "${IBEMU_BUILD_DIR:-build}/bench/libibemu_umad_rtt.so")
+  [ -f "$RTT_SO" ] || { echo "mgmt_bench: RTT=1 needs $RTT_SO (scripts/build.sh)" >&2; exit 1; }
+  E_RTT=(env "LD_PRELOAD=$RTT_SO" "IBEMU_RTT_OUT=$WORK/rtt.ibemu")
+  S_PRELOAD=" $RTT_SO"
+fi
 DISC=${DISC:-5}
 echo "topology: $TOPO ($(grep -c '^Switch' "$TOPO") switches, $(grep -c '^Ca' "$TOPO") CAs); tools on $HOST"
 echo "$ROUNDS rounds, ibnetdiscover $DISC times a round; medians"
@@ -101,8 +111,8 @@ ibemu_round() {
   rm -f "$IBEMU_RUN_DIR/osm.log"
   c0=$(cpu_of "$fabric")
   t0=$(now)
-  OSM_CACHE_DIR=$IBEMU_RUN_DIR "$B" exec --port "$HOST:1" -- opensm -F "$IBEMU_RUN_DIR/osm.conf" \
-    -f "$IBEMU_RUN_DIR/osm.log" > /dev/null 2>&1 &
+  OSM_CACHE_DIR=$IBEMU_RUN_DIR "$B" exec --port "$HOST:1" -- "${E_RTT[@]}" opensm \
+    -F "$IBEMU_RUN_DIR/osm.conf" -f "$IBEMU_RUN_DIR/osm.log" > /dev/null 2>&1 &
   local osm=$!  # `ibemu exec` becomes the tool (execvp): the same process
   wait_up "$IBEMU_RUN_DIR/osm.log"; E_SM+=("$(since "$t0")")
   E_SIM_CPU+=("$(echo "$(cpu_of "$fabric") - $c0" | bc)")
@@ -145,7 +155,8 @@ ibsim_round() {
   rm -f "$S/osm.log"
   c0=$(cpu_of "$sim")
   t0=$(now)
-  SIM_HOST=$HOST OSM_CACHE_DIR=$S LD_PRELOAD=$SO opensm -F "$S/osm.conf" -f "$S/osm.log" > /dev/null 2>&1 &
+  SIM_HOST=$HOST OSM_CACHE_DIR=$S LD_PRELOAD=$SO$S_PRELOAD IBEMU_RTT_OUT=$WORK/rtt.ibsim \
+    opensm -F "$S/osm.conf" -f "$S/osm.log" > /dev/null 2>&1 &
   local osm=$!
   wait_up "$S/osm.log"; S_SM+=("$(since "$t0")")
   S_SIM_CPU+=("$(echo "$(cpu_of "$sim") - $c0" | bc)")
@@ -187,3 +198,8 @@ printf '%-44s %10s %10s %8s\n' "CPU seconds, opensm on a fabric up (median)" ibe
 row "  the simulator's, opensm start to SUBNET UP" E_SIM_CPU S_SIM_CPU
 row "  opensm's own, its start to SUBNET UP" E_OSM_CPU S_OSM_CPU
 printf '%-44s %10s %10s\n' "port lines discovered" "$e_ports" "$s_ports"
+if [ -n "$S_PRELOAD" ]; then
+  echo "OpenSM's MAD round trips on a fabric that is up (bench/umad_rtt.cc), a sweep a line:"
+  sed 's/^/  ibemu: /' "$WORK/rtt.ibemu"
+  sed 's/^/  ibsim: /' "$WORK/rtt.ibsim"
+fi
