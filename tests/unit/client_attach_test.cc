@@ -204,8 +204,8 @@ TEST_F(ClientAttach, MadsGoAsFramesToTheProgramsThatAskedAndAsReceivesToTheOther
     EXPECT_EQ(rh.addr.qpn, c.qpn);
     EXPECT_EQ(rh.addr.pkey_index, c.answered_index);
 
-    const std::string framed_mad(reinterpret_cast<const char*>(rmad),
-                                 rlen);  // before got is reused
+    // Copied before `got` is reused for the protobuf client's message.
+    const std::string framed_mad(reinterpret_cast<const char*>(rmad), rlen);
 
     ASSERT_TRUE(old.recv(got, zmq::recv_flags::dontwait));
     umad::FromFabric r;
