@@ -7,7 +7,12 @@
 # Needs a build (scripts/build.sh) and the packages of scripts/install-deps.sh.
 # With RTT=1 OpenSM's sweeps on a fabric that is up (the "opensm start to SUBNET UP" row) run with
 # bench/umad_rtt.cc preloaded on both sides, and each sweep's MAD round trips as OpenSM saw them
-# are printed at the end; the timer's own work is then in those rows' times.
+# are printed at the end; the timer's own work is then in those rows' times. bench/sim_residence.cc
+# is then preloaded into the simulators that serve those sweeps (and the ibnetdiscover runs before
+# them), and how long MADs stayed inside each is printed too, a client (connection) a line.
+# With BURN_US=X the fabric that OpenSM sweeps spins X microseconds more for each MAD it takes in
+# (bench/sim_residence.cc): against a run without, how much OpenSM's time depends on the fabric's
+# CPU a MAD. A diagnostic: the rows are then not this fabric's.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 B=${IBEMU_BUILD_DIR:-build}/emulator/ibemu
@@ -74,12 +79,22 @@ HOST=$(awk '/^Ca/ {gsub(/"/, "", $3); print $3; exit}' "$TOPO")
 TCK=$(getconf CLK_TCK)
 cpu_of() { awk -v t="$TCK" '{printf "%.3f\n", ($14 + $15) / t}' "/proc/$1/stat"; }
 ROUNDS=${ROUNDS:-3}
-E_RTT=() S_PRELOAD=''
+E_RTT=() S_PRELOAD='' E_SIM=() S_SIM=''
+bench_so() {  # $1 = the library's name: its path, or a failure naming it
+  local so
+  so=$(realpath "${IBEMU_BUILD_DIR:-build}/bench/lib$1.so")
+  [ -f "$so" ] || { echo "mgmt_bench: RTT=1 and BURN_US need $so (scripts/build.sh)" >&2; exit 1; }
+  echo "$so"
+}
 if [ "${RTT:-0}" = 1 ]; then
-  RTT_SO=$(realpath "${IBEMU_BUILD_DIR:-build}/bench/libibemu_umad_rtt.so")
-  [ -f "$RTT_SO" ] || { echo "mgmt_bench: RTT=1 needs $RTT_SO (scripts/build.sh)" >&2; exit 1; }
+  RTT_SO=$(bench_so ibemu_umad_rtt)
   E_RTT=(env "LD_PRELOAD=$RTT_SO" "IBEMU_RTT_OUT=$WORK/rtt.ibemu")
   S_PRELOAD=" $RTT_SO"
+  S_SIM=$(bench_so ibemu_sim_residence)
+fi
+if [ "${RTT:-0}" = 1 ] || [ -n "${BURN_US:-}" ]; then
+  E_SIM=(env "LD_PRELOAD=$(bench_so ibemu_sim_residence)" "IBEMU_SIM_RES_OUT=$WORK/res.ibemu")
+  [ -n "${BURN_US:-}" ] && E_SIM+=("IBEMU_SIM_BURN_US=$BURN_US")
 fi
 DISC=${DISC:-5}
 echo "topology: $TOPO ($(grep -c '^Switch' "$TOPO") switches, $(grep -c '^Ca' "$TOPO") CAs); tools on $HOST"
@@ -94,7 +109,7 @@ mkdir -p "$IBEMU_RUN_DIR"
 ibemu_round() {
   local t0 i fabric c0
   t0=$(now)
-  "$B" up "$TOPO" --sm external -q -o "$IBEMU_RUN_DIR/res" > "$IBEMU_RUN_DIR/up.log" 2>&1 &
+  "${E_SIM[@]}" "$B" up "$TOPO" --sm external -q -o "$IBEMU_RUN_DIR/res" > "$IBEMU_RUN_DIR/up.log" 2>&1 &
   fabric=$!
   wait_for 120 "ibnetdiscover on the fabric" \
     sh -c '"$0" exec --port "$1:1" -- ibnetdiscover > "$2"' "$B" "$HOST" "$IBEMU_RUN_DIR/disc"
@@ -143,7 +158,11 @@ ibsim_round() {
   local t0 i sim c0
   cd "$S"
   t0=$(now)
-  ibsim -s "$TOPO" < ctl > ibsim.log 2>&1 &
+  if [ -n "$S_SIM" ]; then
+    LD_PRELOAD=$S_SIM IBEMU_SIM_RES_OUT=$WORK/res.ibsim ibsim -s "$TOPO" < ctl > ibsim.log 2>&1 &
+  else
+    ibsim -s "$TOPO" < ctl > ibsim.log 2>&1 &
+  fi
   sim=$!
   wait_for 120 "ibnetdiscover on ibsim" \
     sh -c 'SIM_HOST=$0 LD_PRELOAD=$1 ibnetdiscover > disc' "$HOST" "$SO"
@@ -163,7 +182,9 @@ ibsim_round() {
   S_OSM_CPU+=("$(cpu_of "$osm")")
   s_ports=$(grep -c '^\[' disc)
   pkill -f "opensm -F $S" || true
-  pkill -f "ibsim -s $TOPO" || true
+  # From its console, so that it exits as a program does and the preloaded timer writes its line.
+  echo quit > ctl
+  wait_for 10 "ibsim to quit" sh -c '! pgrep -f "ibsim -s $0"' "$TOPO"
   wait_for 30 "the first ibsim to exit" sh -c '! pgrep -f "ibsim -s $0"' "$TOPO"
   rm -f "$S/osm.log"
   t0=$(now)
@@ -202,4 +223,10 @@ if [ -n "$S_PRELOAD" ]; then
   echo "OpenSM's MAD round trips on a fabric that is up (bench/umad_rtt.cc), a sweep a line:"
   sed 's/^/  ibemu: /' "$WORK/rtt.ibemu"
   sed 's/^/  ibsim: /' "$WORK/rtt.ibsim"
+  echo "Time MADs spent inside the simulator (bench/sim_residence.cc), a client a line (ibnetdiscover, then OpenSM):"
+  sed 's/^/  ibemu: /' "$WORK/res.ibemu"
+  sed 's/^/  ibsim: /' "$WORK/res.ibsim"
+fi
+if [ -n "${BURN_US:-}" ]; then
+  echo "BURN_US=$BURN_US: the fabric swept by OpenSM spun $BURN_US us more a MAD taken in"
 fi
