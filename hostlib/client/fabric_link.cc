@@ -202,9 +202,14 @@ void FabricLink::Post(const ToFabric& msg) {
 }
 
 void FabricLink::PostMad(const transport::MadFrameHeader& h, const void* mad, size_t len) {
+  PostBytes(EncodeMad(h, mad, len));
+}
+
+std::string& FabricLink::EncodeMad(const transport::MadFrameHeader& h, const void* mad,
+                                   size_t len) {
   std::string& bytes = Scratch();
   transport::EncodeMadFrame(h, mad, len, &bytes);
-  PostBytes(bytes);
+  return bytes;
 }
 
 void FabricLink::PostBytes(const std::string& bytes) {

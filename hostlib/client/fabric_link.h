@@ -70,6 +70,11 @@ class FabricLink {
   void Post(const ToFabric& msg);
   // Sends a MAD as a frame (a Send, without building one): the same as Post otherwise.
   void PostMad(const transport::MadFrameHeader& h, const void* mad, size_t len);
+  // PostMad in two halves, for a caller that finishes the frame under its own lock and sends it
+  // after letting go of it: the frame in the calling thread's buffer (kept from one frame to the
+  // next), and that buffer sent.
+  static std::string& EncodeMad(const transport::MadFrameHeader& h, const void* mad, size_t len);
+  void PostEncoded(const std::string& frame) { PostBytes(frame); }
   // Sends a request that the fabric answers (Query, Attach) and waits for the reply.
   std::optional<FromFabric> Call(ToFabric msg, std::chrono::milliseconds timeout);
   // Receives and handles what has arrived on the calling thread: how many messages, or -1 when
@@ -78,6 +83,9 @@ class FabricLink {
   // socket, at most `max` messages (the rest stay readable there); on the ZeroMQ socket, whose
   // descriptor is an edge, all of them.
   int TryReceive(size_t max = SIZE_MAX);
+  // Returns when the thread that TryReceive found at the socket has let go of it. The caller
+  // must hold no lock a listener takes.
+  void AwaitReceiver() { std::lock_guard lock(dispatch_mu_); }
   // Readable (edge-triggered, as ZMQ_FD is) when something may have arrived: for a thread that
   // blocks waiting for what TryReceive would bring. -1 before Start, and on the direct socket.
   int receive_fd() const { return dealer_fd_; }

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -57,7 +58,10 @@ bool StampsTid(uint8_t m) {
 // at exit: the I/O thread may still be running while static destructors run.
 
 std::mutex g_host_mu;
-Host* g_host = nullptr;
+// Set under g_host_mu, read without it: every umad call asks for the instance, and a call_once
+// and a mutex there cost each MAD about 150 instructions on each of OpenSM's sending and
+// receiving threads.
+std::atomic<Host*> g_host{nullptr};
 
 void AtForkPrepare() {
   g_host_mu.lock();
@@ -68,7 +72,7 @@ void AtForkParent() {
 void AtForkChild() {
   // The child has no I/O thread and must not touch the parent's ZeroMQ context: it starts over
   // (the parent's instance is abandoned, not freed).
-  g_host = nullptr;
+  g_host.store(nullptr, std::memory_order_release);
   g_host_mu.unlock();
 }
 
@@ -130,10 +134,11 @@ ib_mad_addr_t FromFrame(const transport::MadFrameAddress& f) {
   return a;
 }
 
-// What read() on a umad file returns: the header, then the MAD.
+// What read() on a umad file returns: the header, then the MAD; in `rec`'s storage when it has
+// room.
 std::vector<uint8_t> MakeRecord(uint32_t agent_id, uint32_t status, const ib_mad_addr_t& addr,
-                                const void* mad, size_t len) {
-  std::vector<uint8_t> rec(kUmadHeaderBytes + len);
+                                const void* mad, size_t len, std::vector<uint8_t> rec = {}) {
+  rec.resize(kUmadHeaderBytes + len);
   ib_user_mad hdr;
   std::memset(&hdr, 0, sizeof hdr);
   hdr.agent_id = agent_id;
@@ -148,17 +153,21 @@ std::vector<uint8_t> MakeRecord(uint32_t agent_id, uint32_t status, const ib_mad
 }  // namespace
 
 Host& Host::Get() {
+  if (Host* h = g_host.load(std::memory_order_acquire)) return *h;
   static std::once_flag atfork;
   std::call_once(atfork, [] { pthread_atfork(AtForkPrepare, AtForkParent, AtForkChild); });
   std::lock_guard lock(g_host_mu);
-  if (!g_host) g_host = new Host(Config::FromEnv());
-  return *g_host;
+  Host* h = g_host.load(std::memory_order_relaxed);
+  if (!h) {
+    h = new Host(Config::FromEnv());
+    g_host.store(h, std::memory_order_release);
+  }
+  return *h;
 }
 
 void Host::ResetForTesting() {
   std::lock_guard lock(g_host_mu);
-  delete g_host;
-  g_host = nullptr;
+  delete g_host.exchange(nullptr);
 }
 
 // hi_tids differ between processes attached to the same port (each delivers every response to
@@ -367,11 +376,28 @@ int Host::Send(int fd, uint32_t agent_id, const uint8_t* umad, int length, int t
   const bool rmpp_active = kernel_rmpp && RmppHeader::Read(umad + kUmadHeaderBytes).active();
   if (!rmpp_active && length > kMadBytes) return -EINVAL;
 
-  // The MAD goes out in a zeroed buffer of at least one MAD, as the kernel's send buffer is.
-  std::vector<uint8_t> sent(
-      kUmadHeaderBytes + std::max<size_t>(kMadBytes, static_cast<size_t>(length)), 0);
-  std::memcpy(sent.data(), umad, kUmadHeaderBytes + static_cast<size_t>(length));
-  uint8_t* mad = sent.data() + kUmadHeaderBytes;
+  // The MAD goes out in a zeroed buffer of at least one MAD, as the kernel's send buffer is. A
+  // single MAD to a fabric that takes frames is built as its frame at once, in this thread's
+  // buffer, and copied once more only when it must be kept for a retry.
+  const bool framed = file->frames && !rmpp_active;
+  std::vector<uint8_t> sent;
+  std::string* frame = nullptr;
+  uint8_t* mad;
+  if (framed) {
+    ib_user_mad hdr;
+    std::memcpy(&hdr, umad, sizeof hdr);
+    transport::MadFrameHeader h;
+    h.kind = transport::MadFrameKind::kSend;
+    h.handle = file->handle;
+    h.addr = ToFrame(hdr.addr);
+    frame = &FabricLink::EncodeMad(h, umad + kUmadHeaderBytes, static_cast<size_t>(length));
+    frame->resize(sizeof h + kMadBytes);  // length <= kMadBytes here; the rest zeroes
+    mad = reinterpret_cast<uint8_t*>(frame->data()) + sizeof h;
+  } else {
+    sent.assign(kUmadHeaderBytes + std::max<size_t>(kMadBytes, static_cast<size_t>(length)), 0);
+    std::memcpy(sent.data(), umad, kUmadHeaderBytes + static_cast<size_t>(length));
+    mad = sent.data() + kUmadHeaderBytes;
+  }
   MadView view{mad};
   if (StampsTid(view.method()))
     view.set_tid(uint64_t{agent->hi_tid} << 32 | (view.tid() & 0xFFFFFFFFu));
@@ -393,25 +419,36 @@ int Host::Send(int fd, uint32_t agent_id, const uint8_t* umad, int length, int t
   }
 
   if (timeout_ms > 0 && !IsResponseMad(view.method())) {
-    OutstandingSend track;
+    OutstandingSend& track = file->sends.Add();
     track.agent_id = agent_id;
     track.tid = view.tid();
     track.mgmt_class = view.mgmt_class();
-    track.umad = sent;
+    if (framed) {
+      track.umad.assign(umad, umad + kUmadHeaderBytes);  // reuses a finished request's buffer
+      track.umad.insert(track.umad.end(), mad, mad + kMadBytes);
+    } else {
+      track.umad = sent;
+    }
     track.timeout = std::chrono::milliseconds(timeout_ms);
     track.retries_left = std::max(retries, 0);
     track.deadline = Clock::now() + track.timeout;
-    file->sends.Track(std::move(track));
+    // The response timer: the other deadlines are no sooner than where the I/O thread waits
+    // until, so only this one can be sooner (WakeIoIfSoonerLocked, without a look at them all).
+    if (track.deadline < io_waits_until_) {
+      io_waits_until_ = track.deadline;
+      link_.Wake();
+    }
   }
-  WakeIoIfSoonerLocked();  // the response timer
   // The send itself goes out after the lock is let go: it wakes the fabric, which took several
   // microseconds under the lock, and OpenSM's receiving thread, which needs the lock for every
   // answer, waited on it (a futex wait and wake a MAD on both threads). Two threads' sends may
   // then reach the fabric in either order, as two writes to a umad file may.
   const uint32_t handle = file->handle;
-  const bool frames = file->frames;
   lock.unlock();
-  PostSend(handle, frames, sent);
+  if (framed)
+    link_.PostEncoded(*frame);
+  else
+    PostSend(handle, false, sent);
   return 0;
 }
 
@@ -466,6 +503,8 @@ int Host::Recv(int fd, uint8_t* umad, int* length, int timeout_ms) {
         std::memcpy(umad, rec.data(), rec.size());
         *length = mad_len;
         const int agent = static_cast<int>(HeaderOf(rec).agent_id);
+        if (spare_records_.size() < kSpareRecords && rec.capacity() <= kSpareRecordBytes)
+          spare_records_.push_back(std::move(rec));
         file->queue.pop_front();
         SyncSignalLocked(*file);  // for other readers of the file, and poll()
         return agent;
@@ -546,8 +585,10 @@ int Host::WaitForInput(int fd, Clock::time_point deadline, int timeout_ms, bool 
     Taking taking(taking_for_fd ? fd : -1);
     // One message: what follows stays readable on the socket for the next call, so the socket
     // is not read once more to find it empty, and a second answer taken now is not signalled
-    // on the umad file only to be read by the next call.
-    link_.TryReceive(1);
+    // on the umad file only to be read by the next call. When the I/O thread is at the socket,
+    // wait for it to let go: the socket stays readable until one of us reads it, and looking
+    // again at once only spun (3,000 turns in one OpenSM sweep, each a poll and two locks).
+    if (link_.TryReceive(1) < 0) link_.AwaitReceiver();
   }
   return 0;
 }
@@ -618,7 +659,12 @@ void Host::ReceiveMad(uint32_t handle, const ib_mad_addr_t& from, const uint8_t*
                static_cast<unsigned long long>(view.tid()));
     return;
   }
-  Push(file, MakeRecord(agent->id, 0, from, bytes, len));
+  std::vector<uint8_t> storage;
+  if (!spare_records_.empty()) {
+    storage = std::move(spare_records_.back());
+    spare_records_.pop_back();
+  }
+  Push(file, MakeRecord(agent->id, 0, from, bytes, len, std::move(storage)));
 }
 
 std::optional<std::vector<uint8_t>> Host::RmppReceiveLocked(UmadFile& file, const Agent& agent,

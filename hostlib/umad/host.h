@@ -147,6 +147,11 @@ class Host final : public LinkListener {
   Clock::time_point io_waits_until_ = Clock::time_point::max();
   static constexpr std::chrono::milliseconds kIoHeartbeat{50};
   std::map<int, std::unique_ptr<UmadFile>> files_;  // by fd
+  // Records read out of the queues, their storage kept for the next MADs that come in (a MAD
+  // then costs no allocation and no free on the receiving side).
+  std::vector<std::vector<uint8_t>> spare_records_;
+  static constexpr size_t kSpareRecords = 64;
+  static constexpr size_t kSpareRecordBytes = 4096;  // not a whole RMPP message's
   std::map<uint32_t, UmadFile*> by_handle_;
   uint32_t next_handle_ = 1;
   uint32_t next_hi_tid_;

@@ -6,7 +6,15 @@
 namespace ibemu::umad {
 
 void SendTracker::Track(OutstandingSend send) {
-  sends_.push_back(std::move(send));
+  Add() = std::move(send);
+}
+
+OutstandingSend& SendTracker::Add() {
+  if (done_.empty())
+    sends_.emplace_back();
+  else
+    sends_.splice(sends_.end(), done_, done_.begin());
+  return sends_.back();
 }
 
 bool SendTracker::Complete(uint32_t agent_id, uint64_t tid, uint8_t mgmt_class) {
@@ -14,7 +22,10 @@ bool SendTracker::Complete(uint32_t agent_id, uint64_t tid, uint8_t mgmt_class) 
     return s.agent_id == agent_id && s.tid == tid && s.mgmt_class == mgmt_class;
   });
   if (it == sends_.end()) return false;
-  sends_.erase(it);
+  if (done_.size() < kKeepDone)
+    done_.splice(done_.begin(), sends_, it);
+  else
+    sends_.erase(it);
   return true;
 }
 

@@ -27,6 +27,9 @@ struct OutstandingSend {
 class SendTracker {
  public:
   void Track(OutstandingSend send);
+  // A new outstanding request for the caller to fill in (every field): the node, and its MAD's
+  // buffer, of one that finished, when there is one, so a MAD sent costs no allocation.
+  OutstandingSend& Add();
 
   // ib_find_send_mad(): a response completes the outstanding request of `agent_id` with the same
   // TID and class. Returns false when there is none (a late or stray response: dropped).
@@ -45,6 +48,8 @@ class SendTracker {
 
  private:
   std::list<OutstandingSend> sends_;  // stable addresses for the resend pointers
+  std::list<OutstandingSend> done_;   // answered, kept for Add (at most kKeepDone)
+  static constexpr size_t kKeepDone = 64;
 };
 
 }  // namespace ibemu::umad

@@ -606,6 +606,53 @@ TEST_P(UmadLibraryTest, UnansweredRequestComesBackTimedOutAfterAllRetries) {
   EXPECT_EQ(fabric_->Sends().size(), 3u);
 }
 
+TEST_P(UmadLibraryTest, AFinishedRequestLeavesNothingInTheNextOnesRetries) {
+  // The library keeps an answered request's buffer for the next request it tracks. A full MAD
+  // of 0xAB is answered; a short request sent next is never answered, so it is sent again and
+  // comes back timed out: every copy of it on the wire must be its own bytes, zero-padded, and
+  // the report its own TID, with nothing of the first request left in them.
+  StartFabric();
+  constexpr uint64_t kFirst = 0x00000000A0000001ull, kSecond = 0x00000000A0000002ull;
+  fabric_->OnSend([&](const umad::Send& s) {
+    if ((TidOf(s.mad()) & 0xFFFFFFFF) == (kFirst & 0xFFFFFFFF)) fabric_->Respond(s, From(1, 0));
+  });
+  int fd = OpenPort();
+  int agent = umad_register(fd, kClassSmiDr, 1, 0, nullptr);
+  ASSERT_GE(agent, 0);
+  Mad full = MakeMad(kClassSmiDr, 1, kGet, kFirst);
+  std::fill(full.begin() + 24, full.end(), 0xAB);
+  Umad first(full);
+  umad_set_addr(first.p(), 0xFFFF, 0, 0, 0);
+  ASSERT_EQ(umad_send(fd, agent, first.p(), 256, 1000, 3), 0);
+  Umad got;
+  int len = 256;
+  ASSERT_EQ(umad_recv(fd, got.p(), &len, 2000), agent);
+  EXPECT_EQ(umad_status(got.p()), 0);
+
+  Mad shorter = MakeMad(kClassSmiDr, 1, kGet, kSecond);
+  std::fill(shorter.begin() + 24, shorter.begin() + 40, 0x5C);
+  Umad second(shorter);
+  umad_set_addr(second.p(), 0xFFFF, 0, 0, 0);
+  ASSERT_EQ(umad_send(fd, agent, second.p(), 40, 100, 1), 0);
+  len = 256;
+  ASSERT_EQ(umad_recv(fd, got.p(), &len, 2000), agent);
+  EXPECT_EQ(umad_status(got.p()), ETIMEDOUT);
+  EXPECT_EQ(TidOf(got.mad()) & 0xFFFFFFFF, kSecond & 0xFFFFFFFF);
+
+  ASSERT_TRUE(fabric_->WaitForSends(3));
+  auto sends = fabric_->Sends();
+  ASSERT_EQ(sends.size(), 3u);  // the first request, the second and its one retry
+  for (size_t i = 1; i < 3; ++i) {
+    SCOPED_TRACE(i);
+    const std::string& m = sends[i].mad();
+    ASSERT_EQ(m.size(), 256u);
+    EXPECT_EQ(TidOf(m) & 0xFFFFFFFF, kSecond & 0xFFFFFFFF);
+    EXPECT_TRUE(std::all_of(m.begin() + 24, m.begin() + 40, [](char c) { return c == 0x5C; }));
+    EXPECT_TRUE(std::all_of(m.begin() + 40, m.end(), [](char c) { return c == 0; }));
+  }
+  EXPECT_EQ(sends[1].mad(), sends[2].mad());
+}
+
 TEST_P(UmadLibraryTest, SendsNeverBlockWhenTheFabricStopsReading) {
   // More MADs than a socket buffer holds, to a fabric that reads none of them: each send returns
   // at once (the library queues what the link cannot take, as ZeroMQ does), and each request
