@@ -78,6 +78,7 @@ HOST=$(awk '/^Ca/ {gsub(/"/, "", $3); print $3; exit}' "$TOPO")
 # (docs/performance.md, "The short MAD path").
 TCK=$(getconf CLK_TCK)
 cpu_of() { awk -v t="$TCK" '{printf "%.3f\n", ($14 + $15) / t}' "/proc/$1/stat"; }
+user_cpu_of() { awk -v t="$TCK" '{printf "%.3f\n", $14 / t}' "/proc/$1/stat"; }
 ROUNDS=${ROUNDS:-3}
 E_RTT=() S_PRELOAD='' E_SIM=() S_SIM=''
 bench_so() {  # $1 = the library's name: its path, or a failure naming it
@@ -101,13 +102,13 @@ echo "topology: $TOPO ($(grep -c '^Switch' "$TOPO") switches, $(grep -c '^Ca' "$
 echo "$ROUNDS rounds, ibnetdiscover $DISC times a round; medians"
 median() { printf '%s\n' "$@" | sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
 E_FIRST=() E_DISC=() E_EXEC=() E_SM=() E_START_SM=() S_FIRST=() S_DISC=() S_SM=() S_START_SM=()
-E_SIM_CPU=() E_OSM_CPU=() S_SIM_CPU=() S_OSM_CPU=()
+E_SIM_CPU=() E_OSM_CPU=() S_SIM_CPU=() S_OSM_CPU=() E_SIM_USER=() S_SIM_USER=()
 
 # --- ibemu: the fabric with its data plane, ports waiting for an SM ---
 export IBEMU_RUN_DIR=$WORK/ibemu
 mkdir -p "$IBEMU_RUN_DIR"
 ibemu_round() {
-  local t0 i fabric c0
+  local t0 i fabric c0 u0
   t0=$(now)
   "${E_SIM[@]}" "$B" up "$TOPO" --sm external -q -o "$IBEMU_RUN_DIR/res" > "$IBEMU_RUN_DIR/up.log" 2>&1 &
   fabric=$!
@@ -124,13 +125,14 @@ ibemu_round() {
   done
   osm_conf "$IBEMU_RUN_DIR"
   rm -f "$IBEMU_RUN_DIR/osm.log"
-  c0=$(cpu_of "$fabric")
+  c0=$(cpu_of "$fabric") u0=$(user_cpu_of "$fabric")
   t0=$(now)
   OSM_CACHE_DIR=$IBEMU_RUN_DIR "$B" exec --port "$HOST:1" -- "${E_RTT[@]}" opensm \
     -F "$IBEMU_RUN_DIR/osm.conf" -f "$IBEMU_RUN_DIR/osm.log" > /dev/null 2>&1 &
   local osm=$!  # `ibemu exec` becomes the tool (execvp): the same process
   wait_up "$IBEMU_RUN_DIR/osm.log"; E_SM+=("$(since "$t0")")
   E_SIM_CPU+=("$(echo "$(cpu_of "$fabric") - $c0" | bc)")
+  E_SIM_USER+=("$(echo "$(user_cpu_of "$fabric") - $u0" | bc)")
   E_OSM_CPU+=("$(cpu_of "$osm")")
   e_ports=$(grep -c '^\[' "$IBEMU_RUN_DIR/disc")
   pkill -f "opensm -F $IBEMU_RUN_DIR" || true
@@ -155,7 +157,7 @@ sleep 100000 > "$S/ctl" 2> /dev/null &  # keeps ibsim's console open
 SLEEPER=$!
 SO=$(ls /usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so)
 ibsim_round() {
-  local t0 i sim c0
+  local t0 i sim c0 u0
   cd "$S"
   t0=$(now)
   if [ -n "$S_SIM" ]; then
@@ -172,13 +174,14 @@ ibsim_round() {
   done
   osm_conf "$S"
   rm -f "$S/osm.log"
-  c0=$(cpu_of "$sim")
+  c0=$(cpu_of "$sim") u0=$(user_cpu_of "$sim")
   t0=$(now)
   SIM_HOST=$HOST OSM_CACHE_DIR=$S LD_PRELOAD=$SO$S_PRELOAD IBEMU_RTT_OUT=$WORK/rtt.ibsim \
     opensm -F "$S/osm.conf" -f "$S/osm.log" > /dev/null 2>&1 &
   local osm=$!
   wait_up "$S/osm.log"; S_SM+=("$(since "$t0")")
   S_SIM_CPU+=("$(echo "$(cpu_of "$sim") - $c0" | bc)")
+  S_SIM_USER+=("$(echo "$(user_cpu_of "$sim") - $u0" | bc)")
   S_OSM_CPU+=("$(cpu_of "$osm")")
   s_ports=$(grep -c '^\[' disc)
   pkill -f "opensm -F $S" || true
@@ -207,7 +210,12 @@ row() {  # label, ibemu samples name, ibsim samples name
   local -n a=$2 b=$3
   local x y
   x=$(median "${a[@]}"); y=$(median "${b[@]}")
-  printf '%-44s %10.2f %10.2f %8.2f\n' "$1" "$x" "$y" "$(echo "$x / $y" | bc -l)"
+  # CPU times come in clock ticks: a median of none has no ratio.
+  if [ "$(echo "$y == 0" | bc)" -eq 1 ]; then
+    printf '%-44s %10.2f %10.2f %8s\n' "$1" "$x" "$y" -
+  else
+    printf '%-44s %10.2f %10.2f %8.2f\n' "$1" "$x" "$y" "$(echo "$x / $y" | bc -l)"
+  fi
 }
 printf '%-44s %10s %10s %8s\n' "wall seconds (median)" ibemu ibsim ratio
 row "start to a complete ibnetdiscover" E_FIRST S_FIRST
@@ -217,6 +225,7 @@ row "opensm start to SUBNET UP" E_SM S_SM
 row "start to SUBNET UP (opensm when it answers)" E_START_SM S_START_SM
 printf '%-44s %10s %10s %8s\n' "CPU seconds, opensm on a fabric up (median)" ibemu ibsim ratio
 row "  the simulator's, opensm start to SUBNET UP" E_SIM_CPU S_SIM_CPU
+row "    of which in user space" E_SIM_USER S_SIM_USER
 row "  opensm's own, its start to SUBNET UP" E_OSM_CPU S_OSM_CPU
 printf '%-44s %10s %10s\n' "port lines discovered" "$e_ports" "$s_ports"
 if [ -n "$S_PRELOAD" ]; then
