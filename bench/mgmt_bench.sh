@@ -9,10 +9,12 @@
 # bench/umad_rtt.cc preloaded on both sides, and each sweep's MAD round trips as OpenSM saw them
 # are printed at the end; the timer's own work is then in those rows' times. bench/sim_residence.cc
 # is then preloaded into the simulators that serve those sweeps (and the ibnetdiscover runs before
-# them), and how long MADs stayed inside each is printed too, a client (connection) a line.
-# With BURN_US=X the fabric that OpenSM sweeps spins X microseconds more for each MAD it takes in
-# (bench/sim_residence.cc): against a run without, how much OpenSM's time depends on the fabric's
-# CPU a MAD. A diagnostic: the rows are then not this fabric's.
+# them), and how long MADs stayed inside each is printed too, a socket a line: for ibemu a tool
+# run, for ibsim (which keeps a socket per client slot) every tool of the round.
+# With BURN_US=X ibemu's fabric of the first part of each round (its ibnetdiscover runs and
+# OpenSM's sweep) spins X microseconds more for each MAD it takes in (bench/sim_residence.cc);
+# ibsim's rows are unaffected. Against a run without, how much OpenSM's time depends on the
+# fabric's CPU a MAD. A diagnostic: those rows are then not this fabric's.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 B=${IBEMU_BUILD_DIR:-build}/emulator/ibemu
@@ -186,8 +188,13 @@ ibsim_round() {
   s_ports=$(grep -c '^\[' disc)
   pkill -f "opensm -F $S" || true
   # From its console, so that it exits as a program does and the preloaded timer writes its line.
-  echo quit > ctl
-  wait_for 10 "ibsim to quit" sh -c '! pgrep -f "ibsim -s $0"' "$TOPO"
+  # Opening the fifo waits for a reader: bounded, in case ibsim is gone already.
+  timeout 5 sh -c 'echo quit > "$0"' ctl || true
+  for ((i = 0; i < 250; i++)); do
+    pgrep -f "ibsim -s $TOPO" > /dev/null || break
+    nap 0.02
+  done
+  pkill -f "ibsim -s $TOPO" || true  # still there after 5 s: stopped as before
   wait_for 30 "the first ibsim to exit" sh -c '! pgrep -f "ibsim -s $0"' "$TOPO"
   rm -f "$S/osm.log"
   t0=$(now)
@@ -232,10 +239,11 @@ if [ -n "$S_PRELOAD" ]; then
   echo "OpenSM's MAD round trips on a fabric that is up (bench/umad_rtt.cc), a sweep a line:"
   sed 's/^/  ibemu: /' "$WORK/rtt.ibemu"
   sed 's/^/  ibsim: /' "$WORK/rtt.ibsim"
-  echo "Time MADs spent inside the simulator (bench/sim_residence.cc), a client a line (ibnetdiscover, then OpenSM):"
+  echo "Time MADs spent inside the simulator (bench/sim_residence.cc), a socket a line:"
+  echo "(ibemu: each ibnetdiscover run, then OpenSM's sweep; ibsim: all of a round's tools)"
   sed 's/^/  ibemu: /' "$WORK/res.ibemu"
   sed 's/^/  ibsim: /' "$WORK/res.ibsim"
 fi
 if [ -n "${BURN_US:-}" ]; then
-  echo "BURN_US=$BURN_US: the fabric swept by OpenSM spun $BURN_US us more a MAD taken in"
+  echo "BURN_US=$BURN_US: ibemu's fabric spun $BURN_US us more a MAD taken in (ibsim unaffected)"
 fi

@@ -83,8 +83,8 @@ class FabricLink {
   // socket, at most `max` messages (the rest stay readable there); on the ZeroMQ socket, whose
   // descriptor is an edge, all of them.
   int TryReceive(size_t max = SIZE_MAX);
-  // Returns when the thread that TryReceive found at the socket has let go of it. The caller
-  // must hold no lock a listener takes.
+  // Returns when the thread that held the receiving side when TryReceive returned -1 (the I/O
+  // thread, or another receiver) has let go of it. The caller must hold no lock a listener takes.
   void AwaitReceiver() { std::lock_guard lock(dispatch_mu_); }
   // Readable (edge-triggered, as ZMQ_FD is) when something may have arrived: for a thread that
   // blocks waiting for what TryReceive would bring. -1 before Start, and on the direct socket.

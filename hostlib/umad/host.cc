@@ -419,23 +419,25 @@ int Host::Send(int fd, uint32_t agent_id, const uint8_t* umad, int length, int t
   }
 
   if (timeout_ms > 0 && !IsResponseMad(view.method())) {
-    OutstandingSend& track = file->sends.Add();
-    track.agent_id = agent_id;
-    track.tid = view.tid();
-    track.mgmt_class = view.mgmt_class();
-    if (framed) {
-      track.umad.assign(umad, umad + kUmadHeaderBytes);  // reuses a finished request's buffer
-      track.umad.insert(track.umad.end(), mad, mad + kMadBytes);
-    } else {
-      track.umad = sent;
-    }
-    track.timeout = std::chrono::milliseconds(timeout_ms);
-    track.retries_left = std::max(retries, 0);
-    track.deadline = Clock::now() + track.timeout;
+    Clock::time_point deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
+    file->sends.Add([&](OutstandingSend& track) {
+      track.agent_id = agent_id;
+      track.tid = view.tid();
+      track.mgmt_class = view.mgmt_class();
+      if (framed) {
+        track.umad.assign(umad, umad + kUmadHeaderBytes);  // a finished request's buffer
+        track.umad.insert(track.umad.end(), mad, mad + kMadBytes);
+      } else {
+        track.umad = sent;
+      }
+      track.timeout = std::chrono::milliseconds(timeout_ms);
+      track.retries_left = std::max(retries, 0);
+      track.deadline = deadline;
+    });
     // The response timer: the other deadlines are no sooner than where the I/O thread waits
     // until, so only this one can be sooner (WakeIoIfSoonerLocked, without a look at them all).
-    if (track.deadline < io_waits_until_) {
-      io_waits_until_ = track.deadline;
+    if (deadline < io_waits_until_) {
+      io_waits_until_ = deadline;
       link_.Wake();
     }
   }
@@ -585,9 +587,10 @@ int Host::WaitForInput(int fd, Clock::time_point deadline, int timeout_ms, bool 
     Taking taking(taking_for_fd ? fd : -1);
     // One message: what follows stays readable on the socket for the next call, so the socket
     // is not read once more to find it empty, and a second answer taken now is not signalled
-    // on the umad file only to be read by the next call. When the I/O thread is at the socket,
-    // wait for it to let go: the socket stays readable until one of us reads it, and looking
-    // again at once only spun (3,000 turns in one OpenSM sweep, each a poll and two locks).
+    // on the umad file only to be read by the next call. When another thread holds the link's
+    // receiving side (the I/O thread, on its timers or a wake-up), wait for it to let go: the
+    // socket stays readable until someone reads it, and looking again at once only spun (3,000
+    // turns in one OpenSM sweep, each a poll and two locks).
     if (link_.TryReceive(1) < 0) link_.AwaitReceiver();
   }
   return 0;

@@ -5,18 +5,6 @@
 
 namespace ibemu::umad {
 
-void SendTracker::Track(OutstandingSend send) {
-  Add() = std::move(send);
-}
-
-OutstandingSend& SendTracker::Add() {
-  if (done_.empty())
-    sends_.emplace_back();
-  else
-    sends_.splice(sends_.end(), done_, done_.begin());
-  return sends_.back();
-}
-
 bool SendTracker::Complete(uint32_t agent_id, uint64_t tid, uint8_t mgmt_class) {
   auto it = std::find_if(sends_.begin(), sends_.end(), [&](const OutstandingSend& s) {
     return s.agent_id == agent_id && s.tid == tid && s.mgmt_class == mgmt_class;

@@ -26,10 +26,19 @@ struct OutstandingSend {
 
 class SendTracker {
  public:
-  void Track(OutstandingSend send);
-  // A new outstanding request for the caller to fill in (every field): the node, and its MAD's
-  // buffer, of one that finished, when there is one, so a MAD sent costs no allocation.
-  OutstandingSend& Add();
+  // Adds a request, each of whose fields `fill` writes, in the node and MAD buffer of one that
+  // finished when there is one (a MAD sent then costs no allocation). If `fill` throws, nothing
+  // is added.
+  template <typename Fill>
+  void Add(Fill&& fill) {
+    std::list<OutstandingSend> one;
+    if (done_.empty())
+      one.emplace_back();
+    else
+      one.splice(one.begin(), done_, done_.begin());
+    fill(one.front());
+    sends_.splice(sends_.end(), one);
+  }
 
   // ib_find_send_mad(): a response completes the outstanding request of `agent_id` with the same
   // TID and class. Returns false when there is none (a late or stray response: dropped).
