@@ -190,11 +190,14 @@ ibsim_round() {
   # From its console, so that it exits as a program does and the preloaded timer writes its line.
   # Opening the fifo waits for a reader: bounded, in case ibsim is gone already.
   timeout 5 sh -c 'echo quit > "$0"' ctl || true
-  for ((i = 0; i < 250; i++)); do
-    pgrep -f "ibsim -s $TOPO" > /dev/null || break
+  local t_quit=${EPOCHREALTIME//[!0-9]/}
+  while pgrep -f "ibsim -s $TOPO" > /dev/null && ((${EPOCHREALTIME//[!0-9]/} - t_quit < 5000000)); do
     nap 0.02
   done
-  pkill -f "ibsim -s $TOPO" || true  # still there after 5 s: stopped as before
+  if pkill -f "ibsim -s $TOPO"; then
+    # Still there after 5 s, stopped as before: a quit it never read would stop the next ibsim.
+    dd if=ctl of=/dev/null iflag=nonblock status=none 2> /dev/null || true
+  fi
   wait_for 30 "the first ibsim to exit" sh -c '! pgrep -f "ibsim -s $0"' "$TOPO"
   rm -f "$S/osm.log"
   t0=$(now)

@@ -10,8 +10,8 @@
 // time in the simulator. `ibemu up` closes a client's socket when the client goes, so each tool
 // run gets a line; ibsim keeps a socket per client slot for its whole life and umad2sim hands
 // the slot to the next tool, so its line holds every tool that used the slot. Answers to MADs
-// this library did not see taken in (traps, the SMA's own) are not counted, and an answer is
-// counted when the simulator's write of it succeeds.
+// this library did not see taken in (traps, the SMA's own) are not counted; an answer is timed
+// as its write starts, and counted when that write succeeds.
 //
 // IBEMU_SIM_BURN_US=X spins X microseconds after each MAD taken in: the simulator then costs X
 // more CPU a MAD, which measures how much the tool's time depends on the simulator's CPU.
@@ -83,8 +83,7 @@ struct State {
       }
     }
   }
-  void Answered(int fd, const uint8_t* mad) {
-    const Clock::time_point t = Clock::now();
+  void Answered(int fd, const uint8_t* mad, Clock::time_point t) {
     std::lock_guard lock(mu);
     auto s = by_fd.find(fd);
     if (s == by_fd.end()) return;
@@ -156,11 +155,12 @@ extern "C" ssize_t recv(int fd, void* buf, size_t n, int flags) {
 
 extern "C" ssize_t send(int fd, const void* buf, size_t n, int flags) {
   static auto real = Next<ssize_t (*)(int, const void*, size_t, int)>("send");
+  const Clock::time_point t = Clock::now();  // before the call, which may wake the client first
   const ssize_t r = real(fd, buf, n, flags);
   const auto* b = static_cast<const uint8_t*>(buf);
-  if (r >= 0 && n == kFrameHeader + kMad && b[0] == 0 && b[1] == 2) {
+  if (r == static_cast<ssize_t>(n) && n == kFrameHeader + kMad && b[0] == 0 && b[1] == 2) {
     const int saved = errno;
-    S().Answered(fd, b + kFrameHeader);
+    S().Answered(fd, b + kFrameHeader, t);
     errno = saved;
   }
   return r;
@@ -179,10 +179,11 @@ extern "C" ssize_t read(int fd, void* buf, size_t n) {
 
 extern "C" ssize_t write(int fd, const void* buf, size_t n) {
   static auto real = Next<ssize_t (*)(int, const void*, size_t)>("write");
+  const Clock::time_point t = Clock::now();
   const ssize_t r = real(fd, buf, n);
-  if (r >= 0 && n == kSimRequestHeader + kMad) {
+  if (r == static_cast<ssize_t>(n) && n == kSimRequestHeader + kMad) {
     const int saved = errno;
-    if (IsSocket(fd)) S().Answered(fd, static_cast<const uint8_t*>(buf) + kSimRequestHeader);
+    if (IsSocket(fd)) S().Answered(fd, static_cast<const uint8_t*>(buf) + kSimRequestHeader, t);
     errno = saved;
   }
   return r;
@@ -192,6 +193,8 @@ extern "C" ssize_t write(int fd, const void* buf, size_t n) {
 // a new one.
 extern "C" int close(int fd) {
   static auto real = Next<int (*)(int)>("close");
+  const int saved = errno;
   S().Closed(fd);
+  errno = saved;
   return real(fd);
 }
