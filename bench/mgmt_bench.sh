@@ -82,7 +82,7 @@ TCK=$(getconf CLK_TCK)
 cpu_of() { awk -v t="$TCK" '{printf "%.3f\n", ($14 + $15) / t}' "/proc/$1/stat"; }
 user_cpu_of() { awk -v t="$TCK" '{printf "%.3f\n", $14 / t}' "/proc/$1/stat"; }
 ROUNDS=${ROUNDS:-3}
-E_RTT=() S_PRELOAD='' E_SIM=() S_SIM=''
+E_RTT=() S_PRELOAD='' E_SIM=() S_SIM=()
 bench_so() {  # $1 = the library's name: its path, or a failure naming it
   local so
   so=$(realpath "${IBEMU_BUILD_DIR:-build}/bench/lib$1.so")
@@ -93,7 +93,7 @@ if [ "${RTT:-0}" = 1 ]; then
   RTT_SO=$(bench_so ibemu_umad_rtt)
   E_RTT=(env "LD_PRELOAD=$RTT_SO" "IBEMU_RTT_OUT=$WORK/rtt.ibemu")
   S_PRELOAD=" $RTT_SO"
-  S_SIM=$(bench_so ibemu_sim_residence)
+  S_SIM=(env "LD_PRELOAD=$(bench_so ibemu_sim_residence)" "IBEMU_SIM_RES_OUT=$WORK/res.ibsim")
 fi
 if [ "${RTT:-0}" = 1 ] || [ -n "${BURN_US:-}" ]; then
   E_SIM=(env "LD_PRELOAD=$(bench_so ibemu_sim_residence)" "IBEMU_SIM_RES_OUT=$WORK/res.ibemu")
@@ -162,12 +162,8 @@ ibsim_round() {
   local t0 i sim c0 u0
   cd "$S"
   t0=$(now)
-  if [ -n "$S_SIM" ]; then
-    LD_PRELOAD=$S_SIM IBEMU_SIM_RES_OUT=$WORK/res.ibsim ibsim -s "$TOPO" < ctl > ibsim.log 2>&1 &
-  else
-    ibsim -s "$TOPO" < ctl > ibsim.log 2>&1 &
-  fi
-  sim=$!
+  "${S_SIM[@]}" ibsim -s "$TOPO" < ctl > ibsim.log 2>&1 &
+  sim=$!  # env becomes ibsim (exec): the same process
   wait_for 120 "ibnetdiscover on ibsim" \
     sh -c 'SIM_HOST=$0 LD_PRELOAD=$1 ibnetdiscover > disc' "$HOST" "$SO"
   S_FIRST+=("$(since "$t0")")

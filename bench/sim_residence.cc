@@ -16,7 +16,6 @@
 // IBEMU_SIM_BURN_US=X spins X microseconds after each MAD taken in: the simulator then costs X
 // more CPU a MAD, which measures how much the tool's time depends on the simulator's CPU.
 #undef _FORTIFY_SOURCE  // read and recv are redefined here, not wrapped inline
-#include <dlfcn.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -32,7 +31,12 @@
 #include <unordered_map>
 #include <vector>
 
+#include "bench/preload.h"
+
 namespace {
+
+using ibemu::bench::Next;
+using ibemu::bench::TidLow;
 
 using Clock = std::chrono::steady_clock;
 
@@ -50,9 +54,7 @@ struct Session {
 void Report(std::vector<double> us, double burn_us) {
   if (us.empty()) return;
   std::sort(us.begin(), us.end());
-  auto at = [&](double q) {
-    return us[static_cast<size_t>(q * static_cast<double>(us.size() - 1))];
-  };
+  auto at = [&](double q) { return ibemu::bench::Percentile(us, q); };
   double sum = 0;
   for (double u : us) sum += u;
   const char* path = std::getenv("IBEMU_SIM_RES_OUT");
@@ -75,7 +77,7 @@ struct State {
     const Clock::time_point t = Clock::now();
     {
       std::lock_guard lock(mu);
-      by_fd[fd].in[Tid(mad)] = t;
+      by_fd[fd].in[TidLow(mad)] = t;
     }
     if (burn_us > 0) {
       const auto until = t + std::chrono::nanoseconds(static_cast<int64_t>(burn_us * 1000));
@@ -87,7 +89,7 @@ struct State {
     std::lock_guard lock(mu);
     auto s = by_fd.find(fd);
     if (s == by_fd.end()) return;
-    auto it = s->second.in.find(Tid(mad));
+    auto it = s->second.in.find(TidLow(mad));
     if (it == s->second.in.end()) return;
     s->second.us.push_back(std::chrono::duration<double, std::micro>(t - it->second).count());
     s->second.in.erase(it);
@@ -112,9 +114,6 @@ struct State {
     }
     for (auto& us : all) Report(std::move(us), burn_us);
   }
-  static uint32_t Tid(const uint8_t* mad) {
-    return uint32_t{mad[12]} << 24 | uint32_t{mad[13]} << 16 | uint32_t{mad[14]} << 8 | mad[15];
-  }
 };
 
 // Never destroyed: a thread or a destructor that reads or closes after exit began still finds it.
@@ -125,11 +124,6 @@ State& S() {
 
 [[gnu::destructor]] void WriteAtExit() {
   S().AtExit();
-}
-
-template <typename F>
-F Next(const char* name) {
-  return reinterpret_cast<F>(dlsym(RTLD_NEXT, name));
 }
 
 // ibsim's requests come and go on sockets; a file of the same size is not one.

@@ -5,8 +5,6 @@
 // $IBEMU_RTT_OUT (else stderr): MADs sent and answered, percentiles of the round trip, and how
 // many were out on average while any was. A request that timed out comes back through umad_recv
 // too, and counts as answered then.
-#include <dlfcn.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
@@ -17,7 +15,12 @@
 #include <unordered_map>
 #include <vector>
 
+#include "bench/preload.h"
+
 namespace {
+
+using ibemu::bench::Next;
+using ibemu::bench::Percentile;
 
 using Clock = std::chrono::steady_clock;
 
@@ -41,21 +44,15 @@ struct State {
 };
 State g;
 
-template <typename F>
-F Next(const char* name) {
-  return reinterpret_cast<F>(dlsym(RTLD_NEXT, name));
-}
-
 uint32_t TidOf(void* umad) {
   static auto get_mad = Next<void* (*)(void*)>("umad_get_mad");
-  const auto* mad = static_cast<const uint8_t*>(get_mad(umad));
-  return uint32_t{mad[12]} << 24 | uint32_t{mad[13]} << 16 | uint32_t{mad[14]} << 8 | mad[15];
+  return ibemu::bench::TidLow(static_cast<const uint8_t*>(get_mad(umad)));
 }
 
 State::~State() {
   if (rtt_us.empty()) return;
   std::sort(rtt_us.begin(), rtt_us.end());
-  auto at = [&](double q) { return rtt_us[static_cast<size_t>(q * (rtt_us.size() - 1))]; };
+  auto at = [&](double q) { return Percentile(rtt_us, q); };
   const char* path = std::getenv("IBEMU_RTT_OUT");
   FILE* f = path ? std::fopen(path, "a") : nullptr;
   std::fprintf(f ? f : stderr,
