@@ -223,11 +223,24 @@ row() {  # label, ibemu samples name, ibsim samples name
     printf '%-44s %10.2f %10.2f %8.2f\n' "$1" "$x" "$y" "$(echo "$x / $y" | bc -l)"
   fi
 }
+# The ratio of each pair of runs taken one after the other (ibemu's round, then ibsim's): on a
+# shared host whose speed drifts over a minute, a pair shares the host's state, where the
+# medians of each side above come from different moments.
+paired() {  # label, ibemu samples name, ibsim samples name
+  local -n a=$2 b=$3
+  local i r=()
+  for ((i = 0; i < ${#a[@]} && i < ${#b[@]}; i++)); do r+=("$(echo "${a[i]} / ${b[i]}" | bc -l)"); done
+  printf '%-44s %10s %10s %8.2f  (%.2f-%.2f, %d pairs)\n' "$1" "" "" "$(median "${r[@]}")" \
+    "$(printf '%s\n' "${r[@]}" | sort -g | head -1)" "$(printf '%s\n' "${r[@]}" | sort -g | tail -1)" \
+    "${#r[@]}"
+}
 printf '%-44s %10s %10s %8s\n' "wall seconds (median)" ibemu ibsim ratio
 row "start to a complete ibnetdiscover" E_FIRST S_FIRST
 row "ibnetdiscover on a running fabric" E_DISC S_DISC
+paired "  ratio of each pair (median)" E_DISC S_DISC
 row "  the same through ibemu exec" E_EXEC S_DISC
 row "opensm start to SUBNET UP" E_SM S_SM
+paired "  ratio of each pair (median)" E_SM S_SM
 row "start to SUBNET UP (opensm when it answers)" E_START_SM S_START_SM
 printf '%-44s %10s %10s %8s\n' "CPU seconds, opensm on a fabric up (median)" ibemu ibsim ratio
 row "  the simulator's, opensm start to SUBNET UP" E_SIM_CPU S_SIM_CPU

@@ -476,13 +476,13 @@ void Host::Push(UmadFile& file, std::vector<uint8_t> record) {
 }
 
 int Host::Recv(int fd, uint8_t* umad, int* length, int timeout_ms) {
-  const auto deadline = Clock::now() + std::chrono::milliseconds(std::max(timeout_ms, 0));
+  // An SM's receiving thread waits without a timeout: no clock read for it (a vDSO call of
+  // about 150 ns on this host's virtual clock, on every MAD).
+  const auto deadline =
+      timeout_ms > 0 ? Clock::now() + std::chrono::milliseconds(timeout_ms) : Clock::time_point{};
   bool looked = false;
   for (;;) {
     {
-      // A MAD taken off the queue is returned: no cancellation point (the eventfd's read or
-      // write) may end the thread between the two.
-      NoCancel no_cancel;
       std::lock_guard lock(mu_);
       UmadFile* file = FindLocked(fd);
       if (!file) {
@@ -490,6 +490,10 @@ int Host::Recv(int fd, uint8_t* umad, int* length, int timeout_ms) {
         return -EBADF;
       }
       if (!file->queue.empty()) {
+        // A MAD taken off the queue is returned: no cancellation point (the eventfd's read or
+        // write) may end the thread between the two. Held off only here: the first look of a
+        // waiting receiver finds the queue empty.
+        NoCancel no_cancel;
         std::vector<uint8_t>& rec = file->queue.front();
         const int mad_len = static_cast<int>(rec.size() - kUmadHeaderBytes);
         if (mad_len > *length) {
@@ -525,7 +529,8 @@ int Host::Recv(int fd, uint8_t* umad, int* length, int timeout_ms) {
 }
 
 int Host::Poll(int fd, int timeout_ms) {
-  const auto deadline = Clock::now() + std::chrono::milliseconds(std::max(timeout_ms, 0));
+  const auto deadline =
+      timeout_ms > 0 ? Clock::now() + std::chrono::milliseconds(timeout_ms) : Clock::time_point{};
   bool looked = false;
   for (;;) {
     {

@@ -439,6 +439,22 @@ class UmadLibraryTest : public ::testing::TestWithParam<bool> {
     EXPECT_GE(fd, 0);
     return fd;
   }
+  // Sends `req` (`length` MAD bytes) and takes the file's next MAD into `got`: its answer, or
+  // the request back timed out. umad_recv's result, or -1 when the send failed.
+  int RoundTrip(int fd, int agent, Umad& req, int length, int timeout_ms, int retries, Umad* got) {
+    if (umad_send(fd, agent, req.p(), length, timeout_ms, retries) != 0) return -1;
+    int len = 256;
+    return umad_recv(fd, got->p(), &len, 2000);
+  }
+  // A fabric that answers every MAD as H2's port 1, a port opened on it, and a PerfMgt agent
+  // registered there; false when the agent could not be.
+  bool OpenAnsweredPerfAgent(int* fd, int* agent) {
+    StartFabric();
+    fabric_->OnSend([this](const umad::Send& s) { fabric_->Respond(s, From(2, 1)); });
+    *fd = OpenPort();
+    *agent = umad_register(*fd, kClassPerf, 1, 0, nullptr);
+    return *agent >= 0;
+  }
 
   std::string dir_;
   std::unique_ptr<FakeFabric> fabric_;
@@ -623,19 +639,15 @@ TEST_P(UmadLibraryTest, AFinishedRequestLeavesNothingInTheNextOnesRetries) {
   std::fill(full.begin() + 24, full.end(), 0xAB);
   Umad first(full);
   umad_set_addr(first.p(), 0xFFFF, 0, 0, 0);
-  ASSERT_EQ(umad_send(fd, agent, first.p(), 256, 1000, 3), 0);
   Umad got;
-  int len = 256;
-  ASSERT_EQ(umad_recv(fd, got.p(), &len, 2000), agent);
+  ASSERT_EQ(RoundTrip(fd, agent, first, 256, 1000, 3, &got), agent);
   EXPECT_EQ(umad_status(got.p()), 0);
 
   Mad shorter = MakeMad(kClassSmiDr, 1, kGet, kSecond);
   std::fill(shorter.begin() + 24, shorter.begin() + 40, 0x5C);
   Umad second(shorter);
   umad_set_addr(second.p(), 0xFFFF, 0, 0, 0);
-  ASSERT_EQ(umad_send(fd, agent, second.p(), 40, 100, 1), 0);
-  len = 256;
-  ASSERT_EQ(umad_recv(fd, got.p(), &len, 2000), agent);
+  ASSERT_EQ(RoundTrip(fd, agent, second, 40, 100, 1, &got), agent);
   EXPECT_EQ(umad_status(got.p()), ETIMEDOUT);
   EXPECT_EQ(TidOf(got.mad()) & 0xFFFFFFFF, kSecond & 0xFFFFFFFF);
 
@@ -1001,11 +1013,8 @@ TEST_P(UmadLibraryTest, RequestNeverHangsWhenTheFabricDies) {
 }
 
 TEST_P(UmadLibraryTest, BlockingReceiverAndConcurrentSenders) {
-  StartFabric();
-  fabric_->OnSend([&](const umad::Send& s) { fabric_->Respond(s, From(2, 1)); });
-  int fd = OpenPort();
-  int agent = umad_register(fd, kClassPerf, 1, 0, nullptr);
-  ASSERT_GE(agent, 0);
+  int fd, agent;
+  ASSERT_TRUE(OpenAnsweredPerfAgent(&fd, &agent));
   constexpr int kThreads = 4, kPerThread = 50;
   std::atomic<int> ok{0}, bad{0};
   std::thread receiver([&] {
@@ -1033,6 +1042,48 @@ TEST_P(UmadLibraryTest, BlockingReceiverAndConcurrentSenders) {
   receiver.join();
   EXPECT_EQ(ok, kThreads * kPerThread);
   EXPECT_EQ(bad, 0);
+}
+
+// OpenSM stops its receiving thread with pthread_cancel while it waits in umad_recv. The wait
+// must end there without leaving a lock held or the thread counted as watching the fabric's
+// socket: the next umad_recv on the file, from another thread, still gets its answer.
+TEST_P(UmadLibraryTest, AReceiverCancelledWhileWaitingLeavesTheFileWorking) {
+  int fd, agent;
+  ASSERT_TRUE(OpenAnsweredPerfAgent(&fd, &agent));
+  struct Waiter {
+    int fd;
+    std::atomic<bool> started{false};
+    int result = 1;
+  } w{fd};
+  pthread_t t;
+  ASSERT_EQ(pthread_create(
+                &t, nullptr,
+                [](void* arg) -> void* {
+                  auto* w = static_cast<Waiter*>(arg);
+                  Umad got;
+                  int len = 256;
+                  w->started = true;
+                  w->result = umad_recv(w->fd, got.p(), &len, -1);  // only a cancel ends it
+                  return nullptr;
+                },
+                &w),
+            0);
+  while (!w.started) std::this_thread::yield();
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));  // into its poll
+  ASSERT_EQ(pthread_cancel(t), 0);
+  void* ret = nullptr;
+  timespec limit;
+  clock_gettime(CLOCK_REALTIME, &limit);
+  limit.tv_sec += 5;
+  ASSERT_EQ(pthread_timedjoin_np(t, &ret, &limit), 0) << "the cancel did not end the wait";
+  EXPECT_EQ(ret, PTHREAD_CANCELED);
+  EXPECT_EQ(w.result, 1);  // it never returned
+
+  Umad req(MakeMad(kClassPerf, 1, kGet, 0x77));
+  umad_set_addr(req.p(), 2, 1, 0, 0x80010000);
+  Umad got;
+  EXPECT_EQ(RoundTrip(fd, agent, req, 256, 2000, 0, &got), agent);
+  EXPECT_EQ(umad_status(got.p()), 0);
 }
 
 TEST_P(UmadLibraryTest, IssmFileAssertsIsSmWhileOpen) {
@@ -1105,10 +1156,8 @@ TEST_P(UmadLibraryTest, AttachesAgainWhenTheFabricComesBack) {
   // And the port works through the new fabric.
   fabric_->OnSend([&](const umad::Send& s) { fabric_->Respond(s, From(2, 1)); });
   Umad req(MakeMad(kClassPerf, 1, kGet, 0x31));
-  ASSERT_EQ(umad_send(fd, agent, req.p(), 256, 1000, 0), 0);
   Umad got;
-  int len = 256;
-  EXPECT_EQ(umad_recv(fd, got.p(), &len, 2000), agent);
+  EXPECT_EQ(RoundTrip(fd, agent, req, 256, 1000, 0, &got), agent);
   EXPECT_EQ(umad_status(got.p()), 0);
   EXPECT_EQ(fabric_->frames_received(), 0u);
 }
