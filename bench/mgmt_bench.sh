@@ -223,9 +223,9 @@ row() {  # label, ibemu samples name, ibsim samples name
     printf '%-44s %10.2f %10.2f %8.2f\n' "$1" "$x" "$y" "$(echo "$x / $y" | bc -l)"
   fi
 }
-# The ratio of each pair of runs taken one after the other (ibemu's round, then ibsim's): on a
-# shared host whose speed drifts over a minute, a pair shares the host's state, where the
-# medians of each side above come from different moments.
+# The ratio of each pair of runs in the same place of a round on both sides (OpenSM's sweep, or
+# the j-th ibnetdiscover), seconds apart: on a shared host whose speed drifts within a minute, a
+# pair shares the host's state, where the two medians of a row come from different moments.
 paired() {  # label, ibemu samples name, ibsim samples name
   local -n a=$2 b=$3
   local i r=()
