@@ -118,7 +118,7 @@ bool Request(const std::string& name, control::ServiceRequest req, double timeou
 
 void PrintStatus(const control::ServiceReply& r) {
   std::printf("fabric %s: %u nodes from %s\n", r.name().c_str(), r.nodes(), r.scenario().c_str());
-  std::printf("virtual time %.6f s after %.1f s of wall time; pace %s", r.virtual_time_ps() / 1e12,
+  std::printf("virtual time %.6f s after %.3f s of wall time; pace %s", r.virtual_time_ps() / 1e12,
               r.wall_seconds(),
               r.pace() > 0 ? (std::to_string(r.pace()) + " virtual s per wall s").c_str()
                            : "as fast as possible");
@@ -222,25 +222,42 @@ int Up(scenario::Scenario s, const UpOptions& o) {
     // Requests are taken between steps and act at the virtual time reached, which is where the
     // wall clock is (paced), so a MAD's round trip costs its virtual time, not a slice.
     std::chrono::microseconds wait(0);
+    // Nothing scheduled: the engine has nothing to do until a request comes.
+    bool idle = false;
     if (o.pace > 0 && Clock::now() < spin_until) {
       sched_yield();  // looking, but a thread of the tool (OpenSM has several) goes first
     } else if (o.pace > 0) {
       SimTime next = part.NextEventTime();
       // Events past kMaxPacedTime never run: waiting for them is waiting for nothing.
-      double due = next == INT64_MAX || static_cast<double>(next) >= kMaxPacedTime
-                       ? 1e9
-                       : static_cast<double>(next) / 1e12 / o.pace;
+      idle = next == INT64_MAX || static_cast<double>(next) >= kMaxPacedTime;
+      double due = idle ? 1e9 : static_cast<double>(next) / 1e12 / o.pace;
       double us = (due - wall()) * 1e6;
+      // An idle fabric sleeps until a request or the next sweep of departed clients: woken
+      // every slice only to move the clock, it took a thousand wake-ups and 2 % of a core a
+      // second on this host, for nothing.
+      auto cap = idle ? std::max(std::chrono::duration_cast<std::chrono::microseconds>(
+                                     next_sweep - Clock::now()),
+                                 std::chrono::microseconds(0))
+                      : std::chrono::microseconds(slice_ms);
       // A sleep ends some microseconds late (the timer slack), so the shortest waits are not
       // slept but looked through.
       if (us >= kShortestSleep.count())
         wait = std::min<std::chrono::microseconds>(
-            slice_ms, std::chrono::microseconds(static_cast<int64_t>(us)));
+            cap, std::chrono::microseconds(static_cast<int64_t>(us)));
     }
     items.clear();
     umad->AddPollItems(&items);
     if (umad->TakeZmqUsed()) poller.Touched(1);  // replies and completions went out on it
+    const auto slept_from = Clock::now();
     std::vector<bool> ready = poller.Wait(wait, &items);
+    if (idle) {
+      // The clock moves to where the slices slept through would have left it (each moved it to
+      // the wall's time and nothing else), so a request that ends the sleep acts at the virtual
+      // time it did when the loop woke every slice: at most a slice behind the wall.
+      auto ticks = (Clock::now() - slept_from) / slice_ms;
+      double at = std::chrono::duration<double>(slept_from + ticks * slice_ms - t0).count();
+      part.RunUntil(static_cast<link::SimTime>(std::min(at * o.pace * 1e12, kMaxPacedTime)));
+    }
     if (ready[1] || std::any_of(items.begin(), items.end(),
                                 [](const zmq::pollitem_t& i) { return i.revents != 0; })) {
       uint64_t before = umad->mads_in();
