@@ -38,6 +38,9 @@ constexpr auto kSpinAfterMad = std::chrono::microseconds(200);
 // threads busy (below).
 constexpr auto kConcurrentFor = std::chrono::milliseconds(100);
 constexpr auto kShortestSleep = std::chrono::microseconds(20);
+// The longest an idle fabric sleeps: what else the loop does on its own (a listening socket
+// paused after running out of descriptors, local_channel.cc) waits at most this long.
+constexpr auto kIdleWait = std::chrono::milliseconds(100);
 // After a turn that took in one or two MADs (a tool with few in flight, as for kSpinAfterMad) the
 // engine may run this far (virtual time) past where it is, up to four times that past the wall
 // clock's target, so that the answers leave in the same turn instead of after the loop has waited
@@ -207,6 +210,17 @@ int Up(scenario::Scenario s, const UpOptions& o) {
   std::string stop_reason = "signal";
   std::vector<zmq::pollitem_t> items;
   ServicePoller poller({rep.get(), &umad->socket()});
+  // SIGINT and SIGTERM arrive only while the loop waits: one that came just after the loop
+  // looked at g_stop would otherwise be noticed only at the next wake-up, which an idle fabric
+  // puts far off. Blocked here, not earlier: a signal while the fabric is built still stops it.
+  sigset_t stop_signals, wait_mask;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, &wait_mask);
+  sigdelset(&wait_mask, SIGINT);
+  sigdelset(&wait_mask, SIGTERM);
+  poller.set_wait_sigmask(&wait_mask);
   // Sleeps end within 10 us of their time rather than the default 50.
   prctl(PR_SET_TIMERSLACK, 10000UL, 0, 0, 0);
   auto next_sweep = Clock::now();
@@ -232,13 +246,14 @@ int Up(scenario::Scenario s, const UpOptions& o) {
       idle = next == INT64_MAX || static_cast<double>(next) >= kMaxPacedTime;
       double due = idle ? 1e9 : static_cast<double>(next) / 1e12 / o.pace;
       double us = (due - wall()) * 1e6;
-      // An idle fabric sleeps until a request or the next sweep of departed clients: woken
-      // every slice only to move the clock, it took a thousand wake-ups and 2 % of a core a
-      // second on this host, for nothing.
-      auto cap = idle ? std::max(std::chrono::duration_cast<std::chrono::microseconds>(
-                                     next_sweep - Clock::now()),
-                                 std::chrono::microseconds(0))
-                      : std::chrono::microseconds(slice_ms);
+      // An idle fabric sleeps until a request, the next sweep of departed clients or kIdleWait:
+      // woken every slice only to move the clock, it took a thousand wake-ups and 2 % of a core
+      // a second on this host, for nothing.
+      auto cap =
+          idle ? std::clamp(std::chrono::duration_cast<std::chrono::microseconds>(next_sweep -
+                                                                                  Clock::now()),
+                            std::chrono::microseconds(0), std::chrono::microseconds(kIdleWait))
+               : std::chrono::microseconds(slice_ms);
       // A sleep ends some microseconds late (the timer slack), so the shortest waits are not
       // slept but looked through.
       if (us >= kShortestSleep.count())
@@ -386,6 +401,7 @@ int Up(scenario::Scenario s, const UpOptions& o) {
       lag = behind > 2.0 * static_cast<double>(o.slice) / 1e12 ? behind : 0;
     }
   }
+  pthread_sigmask(SIG_UNBLOCK, &stop_signals, nullptr);
   link::SimTime end = std::max<link::SimTime>(part.now(), 1);
   s.duration = std::min(s.duration, end);
   s.measure_to = s.duration;

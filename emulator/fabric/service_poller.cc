@@ -32,7 +32,7 @@ std::vector<bool> ServicePoller::Wait(std::chrono::microseconds wait,
   if (any) wait = std::chrono::microseconds(0);
   timespec ts{static_cast<time_t>(wait.count() / 1000000),
               static_cast<long>(wait.count() % 1000000) * 1000};
-  if (ppoll(pfds_.data(), pfds_.size(), &ts, nullptr) < 0) {
+  if (ppoll(pfds_.data(), pfds_.size(), &ts, sigmask_) < 0) {
     for (zmq::pollitem_t& it : *raw) it.revents = 0;
     return ready;  // EINTR: the caller looks at its stop flag
   }

@@ -8,6 +8,7 @@
 // loop used it since the last wait (Touched); otherwise the descriptor alone is watched.
 #pragma once
 #include <poll.h>
+#include <signal.h>
 
 #include <chrono>
 #include <vector>
@@ -25,12 +26,17 @@ class ServicePoller {
   // `raw` (plain descriptors) to have events; fills in the raw items' revents. Returns, for each
   // socket, whether it has a message to receive. Interrupted by a signal, it returns early.
   std::vector<bool> Wait(std::chrono::microseconds wait, std::vector<zmq::pollitem_t>* raw);
+  // The signal mask in force during the wait (ppoll's), when the caller blocks its stop signals
+  // elsewhere: a signal that comes between the caller's look at its stop flag and the wait then
+  // ends the wait instead of waiting with it.
+  void set_wait_sigmask(const sigset_t* mask) { sigmask_ = mask; }
 
  private:
   std::vector<zmq::socket_t*> sockets_;
   std::vector<int> fds_;     // ZMQ_FD of each socket
   std::vector<bool> check_;  // ask ZMQ_EVENTS before trusting the descriptor
   std::vector<pollfd> pfds_;
+  const sigset_t* sigmask_ = nullptr;
 };
 
 }  // namespace ibemu::fabric

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <regex>
 #include <thread>
 
@@ -87,6 +88,17 @@ TEST(FabricUp, IdleFabricKeepsItsClockWithTheWall) {
   std::string s0 = Capture("status --wait 30 --name " + name, &st);
   ASSERT_EQ(st, 0) << s0;
   std::regex re("virtual time ([0-9.]+) s after ([0-9.]+) s");
+  // The service loop is the process's main thread: its voluntary context switches are its
+  // wake-ups (CPU load adds involuntary ones only).
+  auto wakeups = [&] {
+    std::ifstream f("/proc/" + std::to_string(pid) + "/status");
+    std::string line;
+    while (std::getline(f, line))
+      if (line.rfind("voluntary_ctxt_switches:", 0) == 0) return std::stol(line.substr(24));
+    return -1L;
+  };
+  const long w0 = wakeups();
+  ASSERT_GE(w0, 0);
   // Several looks at times unrelated to the fabric's own wake-ups (every 500 ms, for departed
   // clients): a clock that moved only when the loop woke would be up to that far behind.
   for (int i = 0; i < 5; ++i) {
@@ -97,10 +109,13 @@ TEST(FabricUp, IdleFabricKeepsItsClockWithTheWall) {
     std::smatch m;
     ASSERT_TRUE(std::regex_search(s, m, re)) << s;
     // Pace 1: virtual seconds equal wall seconds, the virtual time at most a slice (1 ms)
-    // behind; the rest is slack for a loaded machine (the reply's two figures are read one
-    // after the other).
+    // behind; the rest is slack for a loaded machine. A clock moved only when the loop woke
+    // would be up to kIdleWait (100 ms) behind: within this in under a third of the looks.
     EXPECT_NEAR(std::stod(m[1]), std::stod(m[2]), 0.03) << s;
   }
+  // About 1.2 s idle and five requests: some 12 wake-ups of kIdleWait and 5 for the requests
+  // (every 1 ms slice, it was some 1,200).
+  EXPECT_LT(wakeups() - w0, 100);
   Capture("down --name " + name, &st);
   EXPECT_EQ(st, 0);
   int ust = 0;
